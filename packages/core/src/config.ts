@@ -1,0 +1,60 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .union([z.boolean(), z.string()])
+  .transform((v) => (typeof v === 'boolean' ? v : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
+
+/**
+ * Configuration: one zod schema over the environment, read once at start (ARCHITECTURE.md).
+ * Names follow the spec's Limits section where it names them (SYNC_BATCH_SIZE, QUALITY_THRESHOLD, ...).
+ */
+export const ConfigSchema = z.object({
+  ATLAS_DATA_DIR: z.string().default('./data'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().optional(),
+  EVENTLOG_PARTITIONS: z.coerce.number().int().min(1).max(64).default(4),
+  /** Comma-separated Kafka bootstrap brokers; set means the Kafka event log is used. */
+  KAFKA_BROKERS: z.string().optional(),
+  KAFKA_CLIENT_ID: z.string().default('atlas'),
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).default(1),
+  /** Prefix of every topic and consumer group on a shared Kafka cluster (default none). */
+  KAFKA_NAMESPACE: z.string().default(''),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6000).default(30_000),
+  /** A Confluent-compatible schema registry (e.g. Apicurio's /apis/ccompat/v7); else schemas live in the database. */
+  SCHEMA_REGISTRY_URL: z.string().optional(),
+  /** Elasticsearch (or OpenSearch) for the keyword index; else Postgres full text. */
+  ELASTICSEARCH_URL: z.string().url().optional(),
+  ELASTICSEARCH_INDEX: z.string().default('atlas-facts'),
+  /** `local` (the sentence encoder shipped in npm), `openai` (any OpenAI-compatible endpoint) or `none`. */
+  EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
+  EMBEDDING_BASE_URL: z.string().optional(),
+  EMBEDDING_API_KEY: z.string().optional(),
+  EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  EMBEDDING_DIM: z.coerce.number().int().min(1).default(1536),
+  QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
+  ENTITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
+  SYNC_BATCH_SIZE: z.coerce.number().int().min(1).default(50),
+  SYNC_MAX_MESSAGES: z.coerce.number().int().min(1).default(1000),
+  ADAPTER_MOCK: bool.default(false),
+  CORS_ORIGINS: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Parses `env` (default: process.env) into a Config; throws a zod error naming each bad variable. */
+export const loadConfig = (
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config => {
+  const cfg = ConfigSchema.parse({
+    ...env,
+    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+  });
+  // `memory://` keeps the embedded database in memory (tests, throwaway runs).
+  return cfg.ATLAS_DATA_DIR.startsWith('memory://')
+    ? cfg
+    : { ...cfg, ATLAS_DATA_DIR: path.resolve(cfg.ATLAS_DATA_DIR) };
+};

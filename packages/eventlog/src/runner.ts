@@ -1,0 +1,93 @@
+import { type EventType, isRetriable, type StoredEvent, TOPICS } from '@atlas/core';
+import type { EventLog, Subscription } from './port.js';
+
+/**
+ * A projector: events in, idempotent writes out (ARCHITECTURE.md). It knows nothing of the log:
+ * the runner consumes, calls `handle` with the events it handles (one partition, in order),
+ * commits, retries retriable errors and dead-letters the rest.
+ */
+export interface Projector<D> {
+  /** Also names its consumer group: `atlas.projector.<name>`. */
+  readonly name: string;
+  readonly topics: readonly string[];
+  readonly handles: readonly EventType[];
+  /** Must be idempotent: the same events may arrive again after a crash or a replay. */
+  handle(events: StoredEvent[], deps: D): Promise<void>;
+  /** Empties the projector's read store before a replay rebuilds it from its topics. */
+  reset?(deps: D): Promise<void>;
+}
+
+export interface RunnerOptions {
+  /** Attempts of one failing event before it is dead-lettered (spec: manual inspection after 5 failures). */
+  maxAttempts?: number;
+  maxBatch?: number;
+  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+export const groupOf = (projector: { name: string }): string => `atlas.projector.${projector.name}`;
+
+/**
+ * Runs a projector as a member of its consumer group. A batch that fails with a retriable error
+ * (a store down) is redelivered with backoff; a non-retriable failure is narrowed to the failing
+ * event, which is retried `maxAttempts` times and then appended to `atlas.dead-letters`.
+ */
+export const runProjector = async <D>(
+  eventLog: EventLog,
+  projector: Projector<D>,
+  deps: D,
+  opts: RunnerOptions = {},
+): Promise<Subscription> => {
+  const maxAttempts = opts.maxAttempts ?? 5;
+  const group = groupOf(projector);
+  const wanted = new Set<string>(projector.handles);
+
+  const deadLetter = async (event: StoredEvent, err: unknown, attempts: number) => {
+    opts.log?.error({ projector: projector.name, offset: event.offset, err }, 'event dead-lettered');
+    await eventLog.append(TOPICS.deadLetters, [
+      {
+        type: 'DeadLettered',
+        key: event.key,
+        data: {
+          group,
+          topic: event.topic,
+          partition: event.partition,
+          offset: event.offset,
+          eventType: event.type,
+          key: event.key,
+          error: err instanceof Error ? err.message : String(err),
+          attempts,
+          failedAt: new Date().toISOString(),
+        },
+      },
+    ]);
+  };
+
+  const handleOne = async (event: StoredEvent) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await projector.handle([event], deps);
+      } catch (err) {
+        if (isRetriable(err)) throw err;
+        if (attempt >= maxAttempts) return deadLetter(event, err, attempt);
+      }
+    }
+  };
+
+  return eventLog.subscribe({
+    group,
+    topics: projector.topics,
+    maxBatch: opts.maxBatch,
+    handler: async (batch) => {
+      const events = batch.filter((e) => wanted.has(e.type));
+      if (events.length === 0) return;
+      try {
+        await projector.handle(events, deps);
+      } catch (err) {
+        if (isRetriable(err)) throw err;
+        opts.log?.warn({ projector: projector.name, err }, 'batch failed; retrying event by event');
+        for (const event of events) await handleOne(event);
+      }
+    },
+    onError: (err) => opts.log?.warn({ projector: projector.name, err }, 'projector batch will be retried'),
+  });
+};

@@ -1,0 +1,27 @@
+import type { Fact, MessageIngested } from '@atlas/core';
+
+/** What the facts projector knows about the thread a message belongs to (it keeps this state itself). */
+export interface ThreadContext {
+  /** Preprocessed text of the thread root (or, on platform_b, the message replied to). */
+  rootText: string;
+  rootAuthorName: string;
+  /** Platform message id of the root. */
+  rootId: string;
+}
+
+export interface ExtractionInput {
+  message: MessageIngested;
+  /** null for a top-level message, or when the root was never seen. */
+  thread: ThreadContext | null;
+}
+
+/**
+ * Turns one message into atomic facts (spec "Ingestion pipeline": fact extraction).
+ * Returns every candidate with its quality_score; the caller drops those under QUALITY_THRESHOLD.
+ * Deterministic for the offline extractor; an LLM extractor may throw AtlasError (retriable) when its provider fails.
+ */
+export interface FactExtractor {
+  /** Stable id with version, e.g. `offline-regex@1`; recorded in FactsExtracted.extractor. */
+  readonly id: string;
+  extract(input: ExtractionInput): Promise<Fact[]>;
+}

@@ -1,0 +1,141 @@
+import type { FactType, Importance } from '@atlas/core';
+import type { Classified } from './classify.js';
+import { HIGH_IMPACT, lexTag } from './lexicon.js';
+import { stripOpeners } from './rewrite.js';
+import { contentWords, wordTokens } from './sentences.js';
+
+/** The signals the quality score reads, all measured on the source sentence (not the rewritten text). */
+export interface ScoreInput {
+  sentence: string;
+  cls: Classified;
+  /** Specific signals from tagging: technologies, identifiers, proper nouns. */
+  specifics: number;
+  links: number;
+  hasCode: boolean;
+  /** Share of the sentence's characters inside inline code, in [0, 1]: mostly-code sentences are not prose facts. */
+  codeShare: number;
+  /** The sentence was given thread context (it answers a known root). */
+  hasContext: boolean;
+  isBot: boolean;
+  lang: string;
+}
+
+/** Starting score per fact type, before density, specificity and penalties (spec "Memory" bands). */
+export const TYPE_BASE: Record<FactType, number> = {
+  decision: 0.62,
+  action_item: 0.58,
+  observation: 0.34,
+  opinion: 0.4,
+  question: 0.3,
+};
+/** Highest score per type: questions stay medium at best. */
+const TYPE_CAP: Record<FactType, number> = {
+  decision: 1,
+  action_item: 0.95,
+  observation: 0.92,
+  opinion: 0.8,
+  question: 0.72,
+};
+
+const VERSION = /\bv?\d+\.\d+(\.\d+)?(-[\w.]+)?\b/g;
+const NUMBER = /(?<![\w.])\d+([.,]\d+)?(%|ms|s|k|m|gb|mb|kb|x)?(?![\w.])/gi;
+const VERSION_ONE = /\bv?\d+\.\d+/;
+const VAGUE_START = /^(it|this|that|they|those|these|he|she|there)\b/i;
+const VAGUE_OBJECT = /\b(this|that|it|them|things?|stuff)\b/i;
+
+const AUX =
+  /\b(is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|should|must|may|might|isn't|aren't|wasn't|doesn't|don't|didn't|can't|won't|'s|'re|'ve|'ll|'d)\b/i;
+
+/** True when some word is a verb: an auxiliary, or a word compromise tags as a verb form. */
+const hasVerb = (s: string): boolean =>
+  AUX.test(s.replace(/’/g, "'")) ||
+  wordTokens(s).some((w) => /Infinitive|PresentTense|PastTense|Gerund|Participle/.test(lexTag(w)));
+
+const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+
+/**
+ * quality_score in [0, 1] (spec "Memory": information density, actionability, specificity), rounded to 0.01.
+ * score = base(type) + density (≤ 0.16) + specificity (≤ 0.26) + actionability (−0.08…0.1) + technical claim (0.06)
+ * − penalties (see packages/pipeline/README.md), capped per type (questions ≤ 0.72, opinions ≤ 0.8). Pure; never throws.
+ */
+export const qualityScore = (x: ScoreInput): number => {
+  const words = wordTokens(x.sentence);
+  const content = contentWords(words);
+  const density = words.length ? content.length / words.length : 0;
+  const versions = x.sentence.match(VERSION)?.length ?? 0;
+  const numbers = x.sentence.replace(VERSION, ' ').match(NUMBER)?.length ?? 0;
+  const signals = x.specifics + 2 * versions + Math.min(numbers, 2) + Math.min(x.links, 1) + (x.hasCode ? 1 : 0);
+  let score = TYPE_BASE[x.cls.type];
+  score += 0.16 * clamp((density - 0.3) / 0.35, 0, 1);
+  score += Math.min(0.26, 0.065 * signals);
+  score += actionability(x.cls, content.length);
+  const self = x.cls.type === 'observation' || x.cls.type === 'opinion' ? personal(x.sentence, content.length) : 0;
+  score += self;
+  if (x.cls.type === 'observation' && x.specifics > 0 && CLAIM.test(x.sentence)) score += 0.06;
+  const prose = stripOpeners(x.sentence)
+    .text.replace(/(^|\s)@[\w.-]+|https?:\/\/\S+/g, ' ')
+    .trim();
+  score -= penalties(x, prose.length, words.length, self);
+  return Math.round(clamp(score, 0, TYPE_CAP[x.cls.type]) * 100) / 100;
+};
+
+/** The speaker says something about themselves: their life, plans, likes, people, work. */
+const SELF = /\b(I|I'm|I've|I'd|I'll|my|me|we|we're|we've|our|us)\b/;
+/** A time anchor: when the stated thing happened or will happen. */
+const WHEN =
+  /\b(yesterday|today|tonight|tomorrow|ago|recently|last (night|week|weekend|month|year|summer|winter|spring|fall|time)|next (week|weekend|month|year|summer)|this (morning|week|weekend|month|year|summer)|(january|february|march|april|may|june|july|august|september|october|november|december)|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(19|20)\d\d)\b/i;
+/** Verbs of a concrete personal event or state (did, went, started, bought, joined, adopted, love, plan …). */
+const EVENT =
+  /\b(went|go(ing)?|visited|started|finished|joined|left|moved|bought|got|made|took|ran|painted|wrote|read|saw|met|adopted|married|graduated|learned|played|won|lost|signed|built|planned|plan(ning)?|decided|want(ed)? to|love[ds]?|like[ds]?|enjoy(ed|s)?|keen on|working (on|as|at)|work(ed)? (at|as|on)|studying|volunteer(ed|ing)?|attend(ed|ing)?|celebrat(ed|ing)|thinking (about|of)|excited (about|for)|thrilled|proud|lucky to have|special to|(big )?fan of|dream (of|to)|gift from|(I'm|I am|we're|we are) \w+ing)\b/i;
+
+/**
+ * Personal facts (spec "Memory": observations and context, 0.5-0.8): a first-person statement of a
+ * concrete event or state, more so with a time anchor. Technical chat rarely trips it; conversational
+ * memory (who did what, when) depends on it.
+ */
+const personal = (sentence: string, content: number): number => {
+  if (!SELF.test(sentence) || content < 3) return 0;
+  return (EVENT.test(sentence) ? 0.18 : content >= 5 ? 0.08 : 0.04) + (WHEN.test(sentence) ? 0.08 : 0);
+};
+
+const CLAIM =
+  /\b(is|are|isn't|aren't|does|doesn't|can|can't|cannot|will|won't|returns?|supports?|requires?|uses?|works with|means|lets you|allows?|provides?|contains?|depends on|fixes|fixed|causes?|because)\b/i;
+
+const actionability = (cls: Classified, content: number): number => {
+  if (cls.type === 'decision') return cls.isRelease ? 0.08 : cls.collective ? 0.04 : -0.08;
+  if (cls.type !== 'action_item') return 0;
+  return (cls.deadline ? 0.06 : 0) + (cls.owner && cls.owner !== 'someone' ? 0.02 : 0) + (content >= 3 ? 0.02 : 0);
+};
+
+const penalties = (x: ScoreInput, chars: number, words: number, self: number): number => {
+  let p = 0;
+  // Short is vague, unless it is a release headline or a dated personal event ("I painted that lake last year").
+  const datedEvent = self >= 0.26 && words >= 7;
+  if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent ? 0.1 : 0.3;
+  else if (chars < 60) p += 0.08;
+  if (x.cls.type === 'action_item' && x.specifics === 0 && VAGUE_OBJECT.test(x.sentence)) p += 0.1;
+  if (chars > 260 || words > 50) p += 0.06;
+  const symbols = x.sentence.match(/[=(){}[\];<>_$]/g)?.length ?? 0;
+  if (x.codeShare > 0.6 || symbols / Math.max(1, x.sentence.length) > 0.06) p += 0.3;
+  if (/[:;,]$/.test(x.sentence) || /\b(the following|like this|this one|as follows)\b/i.test(x.sentence)) p += 0.1;
+  if (x.cls.hedged) p += x.cls.type === 'opinion' ? 0.05 : 0.12;
+  if (VAGUE_START.test(x.sentence) && !x.hasContext) p += 0.1;
+  if (x.isBot) p += 0.1;
+  if (!hasVerb(x.sentence)) p += 0.1;
+  if (x.lang !== 'en') p += 0.25;
+  return p;
+};
+
+/**
+ * importance: high for group decisions and releases scoring ≥ 0.8 and for any non-question on a breaking change,
+ * security issue, outage or deprecation scoring ≥ 0.5; medium for action items, or any fact scoring ≥ 0.7; otherwise low.
+ */
+export const importanceOf = (cls: Classified, score: number, sentence: string): Importance => {
+  const type = cls.type;
+  const impactful = score >= 0.5 && type !== 'question' && HIGH_IMPACT.test(sentence);
+  if ((type === 'decision' && cls.collective && score >= 0.8) || impactful) {
+    return 'high';
+  }
+  if (type === 'action_item' || score >= 0.7) return 'medium';
+  return 'low';
+};

@@ -1,0 +1,164 @@
+import { isObj, type JsonObject, kindOf, nonEmpty, num, obj, str } from './json.js';
+import { type ImportOptions, type ImportPlan, PlanBuilder } from './plan.js';
+import { buildSlackContext, parseUsers, type SlackContext } from './slack-context.js';
+import { compareTs, mapSlackMessage, slackSkipReason } from './slack-message.js';
+import { type ExportSource, importFailed, openSource, parseJsonText, readJson } from './source.js';
+
+/** One channels.json entry. */
+interface SlackChannel {
+  id: string;
+  name: string;
+  isPrivate: boolean;
+  members: number | undefined;
+  topic: string | null;
+  createdAt: string | null;
+}
+
+/** Raw messages of one channel, already checked to be objects with a string `ts`. */
+interface ChannelDays {
+  channel: SlackChannel;
+  messages: JsonObject[];
+  files: number;
+}
+
+function parseChannels(file: string, data: unknown): SlackChannel[] {
+  if (!Array.isArray(data)) throw importFailed(file, `expected an array of channels, got ${kindOf(data)}`);
+  return data.map((c, i) => {
+    const id = nonEmpty(c, 'id');
+    const name = nonEmpty(c, 'name');
+    if (id === undefined || name === undefined) throw importFailed(file, `channel #${i} has no id or name`);
+    const members = isObj(c) && Array.isArray(c.members) ? c.members.length : undefined;
+    const created = num(c, 'created');
+    return {
+      id,
+      name,
+      isPrivate: isObj(c) && c.is_private === true,
+      members: members ?? num(c, 'num_members'),
+      topic: nonEmpty(obj(c, 'topic'), 'value') ?? null,
+      createdAt: created !== undefined && created > 0 ? new Date(created * 1000).toISOString() : null,
+    };
+  });
+}
+
+/** Parses one day file: an array of message objects, each with a string `ts`. */
+function parseDay(file: string, text: string): JsonObject[] {
+  const data = parseJsonText(file, text);
+  if (!Array.isArray(data)) throw importFailed(file, `expected an array of messages, got ${kindOf(data)}`);
+  data.forEach((m, i) => {
+    if (!isObj(m)) throw importFailed(file, `message #${i} is ${kindOf(m)}, not an object`, { index: i });
+    if (typeof m.ts !== 'string' || !/^\d+(\.\d+)?$/.test(m.ts)) {
+      throw importFailed(file, `message #${i} has no valid ts`, { index: i });
+    }
+  });
+  return data as JsonObject[];
+}
+
+/** `<folder>/*.json` files of the source, sorted. */
+const dayFiles = (src: ExportSource, folder: string): string[] =>
+  src.files.filter((f) => f.startsWith(`${folder}/`) && f.toLowerCase().endsWith('.json'));
+
+/** Reads every day file of every channel (in parallel), then parses them in order: the first bad file throws. */
+async function readChannelDays(src: ExportSource, channels: SlackChannel[]): Promise<ChannelDays[]> {
+  const perChannel = await Promise.all(
+    channels.map(async (channel) => {
+      const files = dayFiles(src, channel.name);
+      if (files.length === 0) files.push(...dayFiles(src, channel.id));
+      return { channel, files, texts: await Promise.all(files.map((f) => src.readText(f))) };
+    }),
+  );
+  return perChannel.map(({ channel, files, texts }) => {
+    const messages = files.flatMap((f, i) => parseDay(f, texts[i]!));
+    messages.sort((a, b) => compareTs(a.ts as string, b.ts as string));
+    return { channel, messages, files: files.length };
+  });
+}
+
+/** The first `team_id` / `context_team_id` found in users.json or channels.json (when messages carry no `team`). */
+function fallbackTeam(users: unknown, channels: unknown): string | undefined {
+  const fromList = (list: unknown, key: string): string | undefined =>
+    Array.isArray(list) ? list.map((x) => nonEmpty(x, key)).find((v) => v !== undefined) : undefined;
+  return fromList(users, 'team_id') ?? fromList(channels, 'context_team_id');
+}
+
+/**
+ * Plans the import of a Slack export layout (platform_a) from an opened source.
+ * Throws IMPORT_FAILED when channels.json is missing, or on the first invalid file (see parseSlackExport).
+ */
+export async function planSlack(src: ExportSource, opts: ImportOptions = {}): Promise<ImportPlan> {
+  if (!src.files.includes('channels.json')) {
+    throw importFailed('channels.json', 'missing: a Slack export needs channels.json at its root', {
+      found: src.files.slice(0, 20),
+    });
+  }
+  const plan = new PlanBuilder('platform_a_export', src.path);
+  const rawChannels = await readJson(src, 'channels.json');
+  const channels = parseChannels('channels.json', rawChannels);
+  plan.filesRead += 1;
+  let rawUsers: unknown = [];
+  if (src.files.includes('users.json')) {
+    rawUsers = await readJson(src, 'users.json');
+    plan.filesRead += 1;
+  }
+  const users = parseUsers('users.json', rawUsers);
+  const days = await readChannelDays(src, channels);
+  const ctx = buildSlackContext({
+    messages: days.flatMap((d) => d.messages),
+    users,
+    fallbackTeam: fallbackTeam(rawUsers, rawChannels),
+    folderName: src.name,
+    workspaceUrl: opts.workspaceUrl,
+  });
+  for (const day of days) {
+    plan.filesRead += day.files;
+    planChannel(plan, day, ctx);
+  }
+  return plan.build();
+}
+
+/** Adds one channel and its kept messages (and skip counts) to the plan. */
+function planChannel(plan: PlanBuilder, { channel, messages }: ChannelDays, ctx: SlackContext): void {
+  const { kept, skipped } = partition(messages);
+  const mapped = kept.map((m) => mapSlackMessage(m, channel, ctx));
+  plan.channel({
+    platform: 'platform_a',
+    workspaceId: ctx.workspaceId,
+    workspaceName: ctx.workspaceName,
+    channelId: channel.id,
+    name: channel.name,
+    isPrivate: channel.isPrivate,
+    memberCount: channel.members ?? new Set(mapped.map((m) => m.author.id)).size,
+    topic: channel.topic,
+    createdAt: channel.createdAt,
+    source: 'import',
+  });
+  for (const m of mapped) plan.keep(m);
+  for (const reason of skipped) plan.skip(channel.id, reason);
+}
+
+/** Splits messages by the subtype rule; a repeated ts (same channel) is skipped as `duplicate_ts`. */
+function partition(messages: JsonObject[]): { kept: JsonObject[]; skipped: string[] } {
+  const kept: JsonObject[] = [];
+  const skipped: string[] = [];
+  const seen = new Set<string>();
+  for (const m of messages) {
+    const ts = str(m, 'ts')!;
+    const reason = slackSkipReason(m) ?? (seen.has(ts) ? 'duplicate_ts' : null);
+    if (reason !== null) skipped.push(reason);
+    else {
+      seen.add(ts);
+      kept.push(m);
+    }
+  }
+  return { kept, skipped };
+}
+
+/**
+ * Parses a Slack export (platform_a): a directory or a `.zip` holding `channels.json`, optional `users.json`, and
+ * `<channel-name>/<YYYY-MM-DD>.json` arrays of messages (dms/groups/mpims.json and folders not listed in
+ * channels.json are ignored). Returns the ImportPlan; keeps messages by the subtype rule (see slack-message.ts).
+ * Throws AtlasError IMPORT_FAILED (`details.file` relative to the export root, `details.problem`) when
+ * channels.json is missing, a file is not valid JSON, a day file is not an array, or a message has no `ts`.
+ */
+export async function parseSlackExport(path: string, opts: ImportOptions = {}): Promise<ImportPlan> {
+  return planSlack(await openSource(path), opts);
+}

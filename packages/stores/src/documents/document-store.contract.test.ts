@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../db.js';
+import { channelEvent, factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
+import { testDatabases } from '../testing.js';
+import { KyselyDocumentStore } from './kysely-store.js';
+import { migrateDocuments } from './migrations.js';
+import type { DocumentStore } from './port.js';
+
+for (const { name, open } of testDatabases()) {
+  describe(`${name}: DocumentStore`, () => {
+    let handle: DatabaseHandle;
+    let store: DocumentStore;
+    beforeAll(async () => {
+      handle = await open();
+      await migrateDocuments(handle.db);
+      await migrateDocuments(handle.db); // idempotent
+      store = new KyselyDocumentStore(handle.db);
+    });
+    afterAll(async () => handle?.close());
+
+    it('upserts channels and messages idempotently and counts them', async () => {
+      const ch = freshChannelId();
+      const msgs = [messageEvent(ch, 1_600_000_000, 'one'), messageEvent(ch, 1_600_000_060, 'two')];
+      await store.upsertChannel(channelEvent(ch), new Date('2024-01-01T00:00:00Z'));
+      await store.upsertChannel(channelEvent(ch), new Date('2023-01-01T00:00:00Z')); // older sync time never wins
+      await store.upsertMessages(msgs);
+      await store.upsertMessages(msgs);
+      const c = await store.getChannel(ch);
+      expect(c).toMatchObject({ id: ch, name: 'general', platform: 'platform_a', message_count: 2, fact_count: 0 });
+      expect(c?.last_sync).toBe('2024-01-01T00:00:00.000Z');
+      expect((await store.listChannels()).filter((x) => x.id === ch)).toHaveLength(1);
+    });
+
+    it('pages messages newest first with before/after cursors and microsecond precision', async () => {
+      const ch = freshChannelId();
+      await store.upsertChannel(channelEvent(ch), new Date());
+      await store.upsertMessages(Array.from({ length: 5 }, (_, i) => messageEvent(ch, 1_600_000_000 + i, `m${i}`)));
+      const p1 = await store.listMessages(ch, { limit: 2 });
+      expect(p1.messages.map((m) => m.text)).toEqual(['m4', 'm3']);
+      expect(p1.has_more).toBe(true);
+      expect(p1.next_cursor).toMatch(/\.000100Z$/);
+      const p2 = await store.listMessages(ch, { limit: 2, before: p1.next_cursor! });
+      expect(p2.messages.map((m) => m.text)).toEqual(['m2', 'm1']);
+      const p3 = await store.listMessages(ch, { limit: 2, before: p2.next_cursor! });
+      expect(p3).toMatchObject({ has_more: false, next_cursor: null });
+      expect(p3.messages.map((m) => m.text)).toEqual(['m0']);
+      const after = await store.listMessages(ch, { limit: 10, after: '1600000002.000100' });
+      expect(after.messages.map((m) => m.text)).toEqual(['m4', 'm3']);
+      const forward = await store.listMessages(ch, { limit: 2, after: '1600000000.000100' });
+      expect(forward.messages.map((m) => m.text)).toEqual(['m2', 'm1']);
+      expect(forward.has_more).toBe(true);
+      const forward2 = await store.listMessages(ch, { limit: 2, after: forward.next_cursor! });
+      expect(forward2).toMatchObject({ has_more: false, next_cursor: null });
+      expect(forward2.messages.map((m) => m.text)).toEqual(['m4', 'm3']);
+    });
+
+    it('replaces a message fact set: new facts upserted, missing ones removed, empty set retracts', async () => {
+      const ch = freshChannelId();
+      const m = messageEvent(ch, 1_600_000_000, 'we decided to use Kafka');
+      await store.upsertChannel(channelEvent(ch), new Date());
+      await store.upsertMessages([m]);
+      const a = factOf(m, 'alice decided to use Kafka');
+      const b = factOf(m, 'alice will deploy on Friday', { factType: 'action_item', topicTags: ['deploy', 'friday'] });
+      await store.replaceFacts([factSet(m, [a, b])]);
+      await store.replaceFacts([factSet(m, [a, b])]);
+      expect((await store.listMemories({ channelId: ch, page: 1, limit: 10 })).total).toBe(2);
+      await store.replaceFacts([factSet(m, [a])]);
+      const list = await store.listMemories({ channelId: ch, page: 1, limit: 10 });
+      expect(list.rows.map((r) => r.id)).toEqual([a.factId]);
+      expect(list.rows[0]).toMatchObject({
+        memory_text: a.memoryText,
+        tier: 'atomic',
+        permalink: m.permalink,
+        source_message_id: m.platformMessageId,
+      });
+      const detail = await store.getMemory(a.factId);
+      expect(detail).toMatchObject({
+        author_id: 'U1',
+        invalid_at: null,
+        superseded_by: null,
+        potential_contradiction: false,
+      });
+      expect(detail).not.toHaveProperty('permalink');
+      await store.replaceFacts([factSet(m, [])]);
+      expect((await store.listMemories({ channelId: ch, page: 1, limit: 10 })).total).toBe(0);
+    });
+
+    it('filters memories and aggregates topics and entities', async () => {
+      const ch = freshChannelId();
+      const m1 = messageEvent(ch, 1_600_000_000, 'x');
+      const m2 = messageEvent(ch, 1_700_000_000, 'y');
+      await store.replaceFacts([
+        factSet(m1, [
+          factOf(m1, 'old decision', {
+            topicTags: ['db'],
+            entityTags: ['Postgres'],
+            importance: 'low',
+            factType: 'opinion',
+          }),
+        ]),
+        factSet(m2, [factOf(m2, 'new decision', { topicTags: ['db', 'ops'], entityTags: ['Postgres', 'Kafka'] })]),
+      ]);
+      const q = { channelId: ch, page: 1, limit: 10 };
+      expect((await store.listMemories({ ...q, topic: 'ops' })).total).toBe(1);
+      expect((await store.listMemories({ ...q, entity: 'Postgres' })).total).toBe(2);
+      expect((await store.listMemories({ ...q, importance: 'low' })).rows[0]?.memory_text).toBe('old decision');
+      expect((await store.listMemories({ ...q, factType: 'decision' })).total).toBe(1);
+      expect(
+        (await store.listMemories({ ...q, since: '2022-01-01T00:00:00Z' })).rows.map((r) => r.memory_text),
+      ).toEqual(['new decision']);
+      expect((await store.listMemories({ ...q, until: '2022-01-01T00:00:00Z' })).total).toBe(1);
+      expect((await store.listMemories({ ...q, limit: 1, page: 2 })).rows[0]?.memory_text).toBe('old decision');
+      expect(await store.topicCounts(ch)).toEqual([
+        { tag: 'db', count: 2 },
+        { tag: 'ops', count: 1 },
+      ]);
+      expect(await store.entityCounts({ channelId: ch, limit: 10 })).toEqual([
+        { name: 'Postgres', count: 2 },
+        { name: 'Kafka', count: 1 },
+      ]);
+    });
+
+    it('hides deleted messages and reports hashes for re-import checks', async () => {
+      const ch = freshChannelId();
+      const m = messageEvent(ch, 1_600_000_000, 'gone soon');
+      await store.upsertChannel(channelEvent(ch), new Date());
+      await store.upsertMessages([m]);
+      expect((await store.messageHashes(ch)).get(m.platformMessageId)).toBe(m.contentHash);
+      await store.markMessageDeleted(ch, m.platformMessageId, '2024-01-01T00:00:00Z');
+      expect((await store.listMessages(ch, { limit: 10 })).messages).toHaveLength(0);
+      expect((await store.getChannel(ch))?.message_count).toBe(0);
+    });
+
+    it('returns null for unknown ids', async () => {
+      expect(await store.getChannel('nope')).toBeNull();
+      expect(await store.getMemory('not-a-uuid')).toBeNull();
+      expect(await store.getMemory('00000000-0000-5000-8000-000000000000')).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import { type Kysely, sql } from 'kysely';
+import { runMigrations } from '../migrate.js';
+
+/** Tables of the document store: channels, messages, memories (spec "Channel", "Channel message", "Memory"). */
+export const migrateDocuments = (db: Kysely<unknown>) =>
+  runMigrations(db, 'documents', {
+    '0001_documents': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists channels (
+          id text primary key, platform text not null, workspace_id text not null, workspace_name text not null,
+          name text not null, is_private boolean not null default false, member_count int not null default 0, topic text,
+          platform_created_at timestamptz, connected boolean not null default false, last_sync timestamptz,
+          created_at timestamptz not null default now(), updated_at timestamptz not null default now(),
+          settings jsonb not null default '{}'::jsonb)`.execute(db);
+        await sql`create table if not exists messages (
+          channel_id text not null, id text not null, message_uuid uuid not null unique, platform text not null,
+          text text not null, author_id text not null, author_name text not null, author_is_bot boolean not null default false,
+          ts timestamptz not null, thread_ts text, reply_to_id text, subtype text,
+          reactions jsonb not null default '[]'::jsonb, attachments jsonb not null default '[]'::jsonb,
+          has_media boolean not null default false, edited_at timestamptz, permalink text not null, content_hash text not null,
+          deleted_at timestamptz, ingested_at timestamptz not null default now(), primary key (channel_id, id))`.execute(
+          db,
+        );
+        await sql`create index if not exists messages_channel_ts on messages (channel_id, ts desc)`.execute(db);
+        await sql`create table if not exists memories (
+          id uuid primary key, message_uuid uuid not null, channel_id text not null, source_message_id text not null,
+          platform text not null, memory_text text not null, quality_score double precision not null,
+          tier text not null default 'atomic', author_id text not null, author_name text not null, message_ts timestamptz not null,
+          thread_ts text, permalink text not null, topic_tags text[] not null default '{}', entity_tags text[] not null default '{}',
+          action_tags text[] not null default '{}', importance text not null, fact_type text not null,
+          thread_context_summary text not null default '', valid_at timestamptz not null, invalid_at timestamptz,
+          superseded_by uuid, potential_contradiction boolean not null default false, source_lang text not null default 'en',
+          cluster_id text, graph_entity_ids text[] not null default '{}', extractor text not null,
+          created_at timestamptz not null default now(), updated_at timestamptz not null default now())`.execute(db);
+        await sql`create index if not exists memories_channel_ts on memories (channel_id, message_ts desc)`.execute(db);
+        await sql`create index if not exists memories_message on memories (message_uuid)`.execute(db);
+        await sql`create index if not exists memories_topics on memories using gin (topic_tags)`.execute(db);
+        await sql`create index if not exists memories_entities on memories using gin (entity_tags)`.execute(db);
+      },
+    },
+  });

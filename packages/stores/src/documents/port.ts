@@ -1,0 +1,134 @@
+import type { ChannelDiscovered, Fact, FactsExtracted, MessageIngested, Reaction } from '@atlas/core';
+
+/** Spec "Channel" (list form). Timestamps are ISO 8601 UTC strings. */
+export interface ChannelView {
+  id: string;
+  name: string;
+  platform: string;
+  connected: boolean;
+  last_sync: string | null;
+  message_count: number;
+  fact_count: number;
+}
+
+/** Spec "Channel" (detail form). */
+export interface ChannelDetailView extends ChannelView {
+  created_at: string;
+  entity_count: number;
+  topic_count: number;
+  wiki_page_count: number;
+  settings: { sync_enabled: boolean; wiki_enabled: boolean; graph_enabled: boolean };
+}
+
+/** Spec "Channel message". */
+export interface MessageView {
+  id: string;
+  text: string;
+  author: { id: string; name: string };
+  timestamp: string;
+  thread_ts: string | null;
+  reactions: Reaction[];
+  attachments: {
+    id: string;
+    name: string;
+    url: string | null;
+    mime_type: string | null;
+    size: number | null;
+    media_type: string | null;
+  }[];
+  has_media: boolean;
+}
+
+/** Spec "Memory (atomic fact)", list form. */
+export interface MemoryListView {
+  id: string;
+  memory_text: string;
+  quality_score: number;
+  tier: string;
+  channel_id: string;
+  author_name: string;
+  message_ts: string;
+  topic_tags: string[];
+  entity_tags: string[];
+  importance: string;
+  fact_type: string;
+  source_message_id: string;
+  permalink: string;
+}
+
+/** Spec "Memory (atomic fact)", detail form (the list form without permalink, plus the detail fields). */
+export interface MemoryDetailView extends Omit<MemoryListView, 'permalink'> {
+  cluster_id: string | null;
+  platform: string;
+  author_id: string;
+  thread_ts: string | null;
+  action_tags: string[];
+  graph_entity_ids: string[];
+  thread_context_summary: string;
+  valid_at: string;
+  invalid_at: string | null;
+  superseded_by: string | null;
+  potential_contradiction: boolean;
+  source_lang: string;
+}
+
+/** Filters of GET /api/memories (spec "Memories"); since/until are ISO timestamps on message_ts. */
+export interface MemoryQuery {
+  channelId: string;
+  page: number;
+  limit: number;
+  topic?: string | undefined;
+  entity?: string | undefined;
+  importance?: string | undefined;
+  factType?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+}
+
+export interface MessagePage {
+  messages: MessageView[];
+  has_more: boolean;
+  /**
+   * Where the next page starts (microsecond ISO timestamp), or null at the end. Pages are newest first;
+   * with `before` (or no cursor) pass it as `before`; with only `after` it is the newest message of the
+   * page: pass it as `after` to page forward.
+   */
+  next_cursor: string | null;
+}
+
+/**
+ * The document store: channels, messages and memories (facts), written only by the documents
+ * projector and read by the query service. Writes are idempotent upserts keyed by platform ids
+ * and fact UUIDs. Errors: AtlasError STORE_UNAVAILABLE (retriable) when the database is down.
+ */
+export interface DocumentStore {
+  /** Deletes every channel, message and memory (before a replay rebuilds them). */
+  truncate(): Promise<void>;
+  upsertChannel(channel: ChannelDiscovered, syncedAt: Date): Promise<void>;
+  /** Upserts messages (by channel id and platform message id); the stored row always reflects the latest event. */
+  upsertMessages(messages: readonly MessageIngested[]): Promise<void>;
+  markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void>;
+  /** Replaces the fact set of each message: facts not in the new set are deleted, the rest upserted. */
+  replaceFacts(sets: readonly FactsExtracted[]): Promise<void>;
+
+  listChannels(): Promise<ChannelView[]>;
+  /** null when unknown. */
+  getChannel(channelId: string): Promise<ChannelDetailView | null>;
+  /** Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds). */
+  listMessages(
+    channelId: string,
+    q: { limit: number; before?: string | undefined; after?: string | undefined },
+  ): Promise<MessagePage>;
+  /** Content hashes of stored messages by platform message id (for import de-duplication). */
+  messageHashes(channelId: string): Promise<Map<string, string>>;
+  listMemories(q: MemoryQuery): Promise<{ rows: MemoryListView[]; total: number }>;
+  getMemory(id: string): Promise<MemoryDetailView | null>;
+  getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>>;
+  topicCounts(channelId: string): Promise<{ tag: string; count: number }[]>;
+  entityCounts(q: { channelId?: string | undefined; limit: number }): Promise<{ name: string; count: number }[]>;
+  counts(): Promise<{ channels: number; messages: number; facts: number }>;
+  /** Fact quality figures (spec "Metrics" quality): mean quality_score, high-importance facts, decisions. */
+  qualityStats(): Promise<{ avgQualityScore: number; highImportanceFacts: number; decisionCount: number }>;
+}
+
+export type { Fact };

@@ -1,0 +1,78 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date | string, Date | string, Date | string>;
+type GeneratedTimestamp = ColumnType<Date | string, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | string | null, Date | string | null, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface DocumentTables {
+  channels: {
+    id: string;
+    platform: string;
+    workspace_id: string;
+    workspace_name: string;
+    name: string;
+    is_private: boolean;
+    member_count: number;
+    topic: string | null;
+    platform_created_at: NullableTimestamp;
+    connected: Generated<boolean>;
+    last_sync: NullableTimestamp;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+    settings: Generated<Json<Record<string, unknown>>>;
+  };
+  messages: {
+    channel_id: string;
+    id: string;
+    message_uuid: string;
+    platform: string;
+    text: string;
+    author_id: string;
+    author_name: string;
+    author_is_bot: boolean;
+    ts: Timestamp;
+    thread_ts: string | null;
+    reply_to_id: string | null;
+    subtype: string | null;
+    reactions: Json<unknown[]>;
+    attachments: Json<unknown[]>;
+    has_media: boolean;
+    edited_at: NullableTimestamp;
+    permalink: string;
+    content_hash: string;
+    deleted_at: NullableTimestamp;
+    ingested_at: GeneratedTimestamp;
+  };
+  memories: {
+    id: string;
+    message_uuid: string;
+    channel_id: string;
+    source_message_id: string;
+    platform: string;
+    memory_text: string;
+    quality_score: number;
+    tier: Generated<string>;
+    author_id: string;
+    author_name: string;
+    message_ts: Timestamp;
+    thread_ts: string | null;
+    permalink: string;
+    topic_tags: string[];
+    entity_tags: string[];
+    action_tags: string[];
+    importance: string;
+    fact_type: string;
+    thread_context_summary: string;
+    valid_at: Timestamp;
+    invalid_at: NullableTimestamp;
+    superseded_by: string | null;
+    potential_contradiction: Generated<boolean>;
+    source_lang: string;
+    cluster_id: string | null;
+    graph_entity_ids: Generated<string[]>;
+    extractor: string;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+  };
+}

@@ -1,0 +1,21 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { KeywordFilters } from './keyword/port.js';
+
+/**
+ * The WHERE clause of the spec's search filters over a fact table with the columns channel_id, fact_type,
+ * importance, topic_tags, entity_tags, author_name and message_ts (keyword and vector stores share it).
+ * Topics match lower-cased; entities and authors match case-insensitively; date_range end is optional.
+ */
+export const factFilterSql = (channelId: string | null, f: KeywordFilters = {}): RawBuilder<unknown> => {
+  const parts: RawBuilder<unknown>[] = [sql`true`];
+  if (channelId !== null) parts.push(sql`channel_id = ${channelId}`);
+  if (f.factTypes?.length) parts.push(sql`fact_type = any(${f.factTypes}::text[])`);
+  if (f.importance?.length) parts.push(sql`importance = any(${f.importance}::text[])`);
+  if (f.topics?.length) parts.push(sql`topic_tags && ${f.topics.map((t) => t.toLowerCase())}::text[]`);
+  if (f.entities?.length)
+    parts.push(sql`lower(entity_tags::text)::text[] && ${f.entities.map((e) => e.toLowerCase())}::text[]`);
+  if (f.authors?.length) parts.push(sql`lower(author_name) = any(${f.authors.map((a) => a.toLowerCase())}::text[])`);
+  if (f.dateRange?.start) parts.push(sql`message_ts >= ${f.dateRange.start}::timestamptz`);
+  if (f.dateRange?.end) parts.push(sql`message_ts <= ${f.dateRange.end}::timestamptz`);
+  return sql.join(parts, sql` and `);
+};

@@ -1,0 +1,14 @@
+export * from './db.js';
+export * from './documents/kysely-store.js';
+export * from './documents/migrations.js';
+export type * from './documents/port.js';
+export * from './facts-state/thread-roots.js';
+export * from './keyword/elasticsearch-index.js';
+export * from './keyword/migrations.js';
+export * from './keyword/port.js';
+export * from './keyword/postgres-index.js';
+export * from './migrate.js';
+export * from './testing.js';
+export * from './vector/backlog.js';
+export * from './vector/pgvector-store.js';
+export type * from './vector/port.js';

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { deterministicId } from '@atlas/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../db.js';
+import { freshChannelId } from '../test-fixtures.js';
+import { testDatabases } from '../testing.js';
+import { ElasticsearchKeywordIndex } from './elasticsearch-index.js';
+import { migrateKeywordIndex } from './migrations.js';
+import type { KeywordDoc, KeywordIndex } from './port.js';
+import { PostgresKeywordIndex } from './postgres-index.js';
+
+const doc = (channelId: string, n: number, text: string, over: Partial<KeywordDoc> = {}): KeywordDoc => ({
+  factId: deterministicId('kw-test', channelId, String(n)),
+  messageId: deterministicId('kw-msg', channelId, String(n)),
+  channelId,
+  text,
+  factType: 'observation',
+  importance: 'medium',
+  topicTags: [],
+  entityTags: [],
+  authorName: 'alice',
+  messageTs: new Date(1_600_000_000_000 + n * 60_000).toISOString(),
+  qualityScore: 0.6,
+  ...over,
+});
+
+const open: Record<string, () => Promise<{ index: KeywordIndex; close: () => Promise<void> }>> = {};
+for (const db of testDatabases()) {
+  open[`postgres-fts/${db.name}`] = async () => {
+    const h: DatabaseHandle = await db.open();
+    await migrateKeywordIndex(h.db);
+    return { index: new PostgresKeywordIndex(h.db), close: () => h.close() };
+  };
+}
+// Elasticsearch 8 or OpenSearch 2.x when listed (scripts/services up opensearch): a fresh index per run, deleted after.
+const esUrl = process.env.ATLAS_TEST_ELASTICSEARCH_URL;
+if (esUrl) {
+  open[`elasticsearch/${esUrl}`] = async () => {
+    const index = new ElasticsearchKeywordIndex({ url: esUrl, index: `atlas-test-facts-${randomUUID()}`, replicas: 0 });
+    await index.ensureIndex();
+    return { index, close: () => index.drop().finally(() => index.close()) };
+  };
+}
+
+for (const [name, factory] of Object.entries(open)) {
+  describe(`${name}: KeywordIndex`, () => {
+    let index: KeywordIndex;
+    let close: () => Promise<void>;
+    const ch = freshChannelId();
+    const other = freshChannelId();
+    const docs = [
+      doc(ch, 1, 'We decided to migrate the billing database to PostgreSQL next quarter', {
+        factType: 'decision',
+        importance: 'high',
+        topicTags: ['database'],
+        entityTags: ['PostgreSQL'],
+      }),
+      doc(ch, 2, 'Kafka consumers lag behind during the nightly backfill', {
+        topicTags: ['kafka'],
+        entityTags: ['Kafka'],
+        authorName: 'bob',
+      }),
+      doc(ch, 3, 'The database connection pool is too small for the backfill job', { topicTags: ['database'] }),
+      doc(other, 4, 'PostgreSQL upgrade is scheduled for the database cluster'),
+    ];
+    beforeAll(async () => {
+      ({ index, close } = await factory());
+      await index.replaceForMessages(docs.map((d) => ({ messageId: d.messageId, docs: [d] })));
+      await index.replaceForMessages(docs.map((d) => ({ messageId: d.messageId, docs: [d] }))); // idempotent
+    });
+    afterAll(async () => close?.());
+
+    it('ranks matches, scores in [0, 1] with the best at 1, and marks highlights', async () => {
+      const r = await index.search({ query: 'database migration', channelId: ch, limit: 10 });
+      expect(r.total).toBe(2);
+      expect(r.hits[0]!.factId).toBe(docs[0]!.factId);
+      expect(r.hits[0]!.score).toBe(1);
+      for (const h of r.hits) {
+        expect(h.score).toBeGreaterThan(0);
+        expect(h.score).toBeLessThanOrEqual(1);
+      }
+      expect(r.hits[0]!.highlights.join(' ')).toMatch(/<mark>migrate<\/mark>.*<mark>database<\/mark>/);
+    });
+
+    it('searches every channel when channelId is null, and matches all with *', async () => {
+      expect((await index.search({ query: 'postgresql', channelId: null, limit: 10 })).total).toBe(2);
+      const all = await index.search({ query: '*', channelId: ch, limit: 10 });
+      expect(all.total).toBe(3);
+      expect(all.hits.every((h) => h.score === 1 && h.highlights.length === 0)).toBe(true);
+    });
+
+    it('applies filters: fact types, importance, topics, entities, authors, date range', async () => {
+      const q = { query: '*', channelId: ch, limit: 10 };
+      const ids = async (filters: Parameters<KeywordIndex['search']>[0]['filters']) =>
+        (await index.search({ ...q, filters })).hits.map((h) => h.factId).sort();
+      expect(await ids({ factTypes: ['decision'] })).toEqual([docs[0]!.factId]);
+      expect(await ids({ importance: ['high'] })).toEqual([docs[0]!.factId]);
+      expect(await ids({ topics: ['database'] })).toEqual([docs[0]!.factId, docs[2]!.factId].sort());
+      expect(await ids({ entities: ['kafka'] })).toEqual([docs[1]!.factId]);
+      expect(await ids({ authors: ['Bob'] })).toEqual([docs[1]!.factId]);
+      expect(await ids({ dateRange: { start: docs[2]!.messageTs } })).toEqual([docs[2]!.factId]);
+      expect(await ids({ dateRange: { start: docs[0]!.messageTs, end: docs[1]!.messageTs } })).toEqual(
+        [docs[0]!.factId, docs[1]!.factId].sort(),
+      );
+    });
+
+    it('tolerates typos when fuzzy, and not otherwise', async () => {
+      expect((await index.search({ query: 'consumrs nighlty', channelId: ch, limit: 10 })).total).toBe(0);
+      const r = await index.search({
+        query: 'consumrs nighlty',
+        channelId: ch,
+        limit: 10,
+        fuzzy: true,
+        fuzziness: 'AUTO',
+      });
+      expect(r.hits.map((h) => h.factId)).toContain(docs[1]!.factId);
+      expect(r.hits[0]!.highlights.join(' ')).toContain('<mark>');
+    });
+
+    it('keeps terms within the proximity window', async () => {
+      const near = await index.search({ query: 'connection pool', channelId: ch, limit: 10, proximity: 1 });
+      expect(near.hits.map((h) => h.factId)).toEqual([docs[2]!.factId]);
+      const far = await index.search({ query: 'billing quarter', channelId: ch, limit: 10, proximity: 2 });
+      expect(far.total).toBe(0);
+      expect((await index.search({ query: 'billing quarter', channelId: ch, limit: 10, proximity: 8 })).total).toBe(1);
+    });
+
+    it('counts facets over every match', async () => {
+      const r = await index.search({
+        query: '*',
+        channelId: ch,
+        limit: 1,
+        facets: ['fact_type', 'importance', 'topics'],
+      });
+      expect(r.facets).toEqual({
+        fact_type: { observation: 2, decision: 1 },
+        importance: { medium: 2, high: 1 },
+        topics: { database: 2, kafka: 1 },
+      });
+    });
+
+    it('replaces and removes a message’s facts', async () => {
+      const d = doc(ch, 9, 'Temporary fact about zookeeper');
+      await index.replaceForMessages([{ messageId: d.messageId, docs: [d] }]);
+      expect((await index.search({ query: 'zookeeper', channelId: ch, limit: 5 })).total).toBe(1);
+      await index.replaceForMessages([{ messageId: d.messageId, docs: [] }]);
+      expect((await index.search({ query: 'zookeeper', channelId: ch, limit: 5 })).total).toBe(0);
+    });
+  });
+}

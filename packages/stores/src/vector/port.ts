@@ -1,0 +1,32 @@
+import type { FactFilterFields, KeywordFilters } from '../keyword/port.js';
+
+/** One fact's vector, with the fields search filters on. `model` is the embedder id that made it. */
+export interface FactVector extends FactFilterFields {
+  model: string;
+  vector: number[];
+}
+
+export interface VectorQuery {
+  /** null searches every channel. */
+  channelId: string | null;
+  /** A unit vector from the same model as the stored ones. */
+  vector: number[];
+  model: string;
+  limit: number;
+  filters?: KeywordFilters | undefined;
+}
+
+/**
+ * The vector store port: facts nearest a query vector; score = cosine similarity clamped to [0, 1].
+ * Writes are idempotent on factId. Adapters: pgvector (embedded default), Qdrant.
+ * Errors: AtlasError STORE_UNAVAILABLE (retriable).
+ */
+export interface VectorStore {
+  truncate(): Promise<void>;
+  /** Replaces the vectors of each message with `points` (an empty list removes them). */
+  replaceForMessages(sets: readonly { messageId: string; points: readonly FactVector[] }[]): Promise<void>;
+  search(q: VectorQuery): Promise<{ factId: string; score: number }[]>;
+  /** Cosine similarity of the query to each given fact (facts without a vector are absent). */
+  similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>>;
+  count(): Promise<number>;
+}

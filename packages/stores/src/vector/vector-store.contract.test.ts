@@ -1,0 +1,92 @@
+import { deterministicId } from '@atlas/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../db.js';
+import { freshChannelId } from '../test-fixtures.js';
+import { migrateVectors, PgVectorStore } from './pgvector-store.js';
+import type { FactVector, VectorStore } from './port.js';
+
+const DIM = 4;
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+const point = (channelId: string, n: number, vector: number[], over: Partial<FactVector> = {}): FactVector => ({
+  factId: deterministicId('vec-test', channelId, String(n)),
+  messageId: deterministicId('vec-msg', channelId, String(n)),
+  channelId,
+  model: 'test-model',
+  vector: unit(vector),
+  factType: 'observation',
+  importance: 'medium',
+  topicTags: [],
+  entityTags: [],
+  authorName: 'alice',
+  messageTs: new Date(1_600_000_000_000 + n * 60_000).toISOString(),
+  ...over,
+});
+
+// pgvector runs in the embedded PGlite; a PostgreSQL server needs the extension installed (the one on this machine has not).
+const open: Record<string, () => Promise<{ store: VectorStore; close: () => Promise<void> }>> = {
+  'pgvector/pglite': async () => {
+    const h = await openDatabase({ dataDir: 'memory://' });
+    await migrateVectors(h.db, DIM);
+    return { store: new PgVectorStore(h.db, DIM), close: h.close };
+  },
+};
+
+for (const [name, factory] of Object.entries(open)) {
+  describe(`${name}: VectorStore`, () => {
+    let store: VectorStore;
+    let close: () => Promise<void>;
+    const ch = freshChannelId();
+    const pts = [
+      point(ch, 1, [1, 0, 0, 0], { factType: 'decision' }),
+      point(ch, 2, [0.9, 0.1, 0, 0], { entityTags: ['Kafka'] }),
+      point(ch, 3, [0, 1, 0, 0], { authorName: 'Bob' }),
+      point(ch, 4, [0, 0, 1, 0]),
+    ];
+    beforeAll(async () => {
+      ({ store, close } = await factory());
+      await store.replaceForMessages(pts.map((p) => ({ messageId: p.messageId, points: [p] })));
+      await store.replaceForMessages(pts.map((p) => ({ messageId: p.messageId, points: [p] }))); // idempotent
+    });
+    afterAll(async () => close?.());
+
+    it('returns the nearest facts first, with cosine scores in [0, 1]', async () => {
+      const hits = await store.search({ channelId: ch, vector: unit([1, 0.05, 0, 0]), model: 'test-model', limit: 3 });
+      expect(hits.map((h) => h.factId)).toEqual([pts[0]!.factId, pts[1]!.factId, pts[2]!.factId]);
+      expect(hits[0]!.score).toBeGreaterThan(0.99);
+      expect(hits[2]!.score).toBeGreaterThanOrEqual(0);
+      for (const h of hits) expect(h.score).toBeLessThanOrEqual(1);
+      expect(await store.count()).toBeGreaterThanOrEqual(4);
+    });
+
+    it('filters by channel, model, fact type, entity and author', async () => {
+      const q = { channelId: ch, vector: unit([1, 0, 0, 0]), model: 'test-model', limit: 10 };
+      expect((await store.search({ ...q, filters: { factTypes: ['decision'] } })).map((h) => h.factId)).toEqual([
+        pts[0]!.factId,
+      ]);
+      expect((await store.search({ ...q, filters: { entities: ['kafka'] } })).map((h) => h.factId)).toEqual([
+        pts[1]!.factId,
+      ]);
+      expect((await store.search({ ...q, filters: { authors: ['bob'] } })).map((h) => h.factId)).toEqual([
+        pts[2]!.factId,
+      ]);
+      expect(await store.search({ ...q, channelId: freshChannelId() })).toEqual([]);
+      expect(await store.search({ ...q, model: 'another-model' })).toEqual([]);
+    });
+
+    it('gives similarities of given facts, and replaces or removes a message’s vectors', async () => {
+      const sims = await store.similarities({
+        vector: unit([0, 1, 0, 0]),
+        model: 'test-model',
+        factIds: [pts[2]!.factId, pts[3]!.factId],
+      });
+      expect(sims.get(pts[2]!.factId)).toBeCloseTo(1, 5);
+      expect(sims.get(pts[3]!.factId)).toBeCloseTo(0, 5);
+      await store.replaceForMessages([{ messageId: pts[3]!.messageId, points: [] }]);
+      const after = await store.search({ channelId: ch, vector: unit([0, 0, 1, 0]), model: 'test-model', limit: 10 });
+      expect(after.map((h) => h.factId)).not.toContain(pts[3]!.factId);
+    });
+  });
+}

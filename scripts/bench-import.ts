@@ -1,0 +1,77 @@
+/**
+ * `npm run bench:import`: import throughput per real data set on the embedded default, by phase.
+ * Each data set goes into a fresh in-memory database. Phases: open (create the database, migrate),
+ * plan (read and map the export), append (one atomic append), project (every projector to lag 0).
+ * The baseline beside it is the same run with a no-op extractor (no facts): the cost of the log and
+ * the stores alone, so `extraction share` is what fact extraction adds.
+ */
+import path from 'node:path';
+import { loadConfig } from '@atlas/core';
+import type { FactExtractor } from '@atlas/pipeline';
+import { planImport } from '@atlas/platforms';
+import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
+import { openRuntime } from '../services/cli/src/runtime.js';
+
+const DATA = path.resolve(import.meta.dirname, '../../shared/data');
+const SETS = [
+  ['slack-clojurians', 'slack-clojurians-2018-02/export'],
+  ['slack-olake', 'slack-olake/export'],
+  ['discord-ethglobal', 'discord-ethglobal'],
+] as const;
+const noop: FactExtractor = { id: 'noop@0', extract: async () => [] };
+
+const run = async (dir: string, extractor?: FactExtractor) => {
+  const t0 = performance.now();
+  const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
+  if (extractor) rt.extractor = extractor;
+  const t1 = performance.now();
+  const plan = await planImport(dir);
+  const t2 = performance.now();
+  await appendPlan(rt, plan);
+  const t3 = performance.now();
+  await drainProjectors(rt, 0, false);
+  const t4 = performance.now();
+  const facts = (await rt.documents.counts()).facts;
+  await rt.close();
+  return { messages: plan.messages.length, facts, open: t1 - t0, plan: t2 - t1, append: t3 - t2, project: t4 - t3 };
+};
+
+const rows: string[][] = [];
+for (const [name, rel] of SETS) {
+  const dir = path.join(DATA, rel);
+  const base = await run(dir, noop);
+  const full = await run(dir);
+  const ingest = full.plan + full.append + full.project;
+  rows.push([
+    name,
+    String(full.messages),
+    String(full.facts),
+    (full.facts / full.messages).toFixed(3),
+    (full.open / 1000).toFixed(2),
+    (full.plan / 1000).toFixed(2),
+    (full.append / 1000).toFixed(2),
+    (full.project / 1000).toFixed(2),
+    String(Math.round(full.messages / (ingest / 1000))),
+    String(Math.round(full.messages / ((base.plan + base.append + base.project) / 1000))),
+    `${Math.round((1 - (base.plan + base.append + base.project) / ingest) * 100)}%`,
+  ]);
+}
+const head = [
+  'data set',
+  'messages',
+  'facts',
+  'facts/msg',
+  'open s',
+  'plan s',
+  'append s',
+  'project s',
+  'msg/s',
+  'msg/s no-op',
+  'extraction share',
+];
+const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+console.log(line(head));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const r of rows) console.log(line(r));
+console.log('\nmsg/s = messages / (plan + append + project); open is the fixed cost of a fresh embedded database.');

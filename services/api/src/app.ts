@@ -1,0 +1,36 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerErrorHandling } from './errors.js';
+import type { ApiPorts } from './ports.js';
+import { adminRoutes } from './routes/admin.js';
+import { channelRoutes } from './routes/channels.js';
+import { healthRoutes } from './routes/health.js';
+import { memoryRoutes } from './routes/memories.js';
+import { memorySearchRoutes } from './routes/memory-search.js';
+import { searchRoutes } from './routes/search.js';
+import { statsRoutes } from './routes/stats.js';
+import { registerTelemetry } from './telemetry.js';
+
+/**
+ * Builds the Fastify query service on the given ports; `listen()` is the caller's (tests use
+ * `app.inject`). Credentials are redacted by the logger itself.
+ */
+export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {}): Promise<FastifyInstance> => {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 12 * 1024 * 1024,
+    ...opts,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  const telemetry = registerTelemetry(app, ports);
+  await app.register(healthRoutes, ports);
+  await app.register(channelRoutes, ports);
+  await app.register(memoryRoutes, ports);
+  await app.register(memorySearchRoutes, ports);
+  await app.register(searchRoutes, ports);
+  await app.register(adminRoutes, ports);
+  await app.register(statsRoutes, { ...ports, telemetry });
+  return app;
+};

@@ -1,0 +1,3 @@
+export * from './app.js';
+export * from './ports.js';
+export * from './search.js';

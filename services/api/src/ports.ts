@@ -1,0 +1,27 @@
+import type { LagRow } from '@atlas/eventlog';
+import type { Embedder } from '@atlas/providers';
+import type { DocumentStore, KeywordIndex, VectorStore } from '@atlas/stores';
+
+/** A dependency's state as the spec's GET /api/health reports it. */
+export type DependencyStatus = 'healthy' | 'degraded' | 'failing';
+
+export interface HealthCheck {
+  /** Spec names: vector_store, graph_store, document_store, llm_provider, embedding_provider, web_search_provider, plus event_log. */
+  name: string;
+  check(): Promise<DependencyStatus>;
+}
+
+/** What the query service reads: the read stores and health probes (nothing else). */
+export interface ApiPorts {
+  documents: DocumentStore;
+  keyword: KeywordIndex;
+  health: readonly HealthCheck[];
+  /** Process start time (ms since epoch), for uptime. */
+  startedAt: number;
+  /** The embedder and vector store, or null when search is keyword-only (spec degraded mode). */
+  vectors: { embedder: Embedder; store: VectorStore } | null;
+  /** Drains the embedding backlog (POST /api/admin/backfill/embeddings); null without embeddings. */
+  backfillEmbeddings: (() => Promise<{ processed: number; remaining: number }>) | null;
+  /** The event log this deployment runs on, and the lag of every projector's consumer group. */
+  eventLog: { kind: 'embedded' | 'kafka'; lag(): Promise<LagRow[]> };
+}

@@ -1,0 +1,61 @@
+import { FactType, Importance, notFound } from '@atlas/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiPorts } from '../ports.js';
+
+const IsoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
+
+const MemoriesQuery = z.object({
+  // spec "Memories": channel_id required; page default 1; limit default 20, max 100
+  channel_id: z.string().min(1),
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  topic: z.string().min(1).optional(),
+  entity: z.string().min(1).optional(),
+  importance: Importance.optional(),
+  since: IsoTime.optional(),
+  until: IsoTime.optional(),
+  fact_type: FactType.optional(),
+});
+
+/** GET /api/memories, /api/memories/topics, /api/memories/entities, /api/memories/{memory_id} (spec "Memories"). */
+export const memoryRoutes: FastifyPluginAsync<ApiPorts> = async (root, { documents }) => {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  app.get('/api/memories', { schema: { querystring: MemoriesQuery } }, async ({ query }) => {
+    const { rows, total } = await documents.listMemories({
+      ...query,
+      channelId: query.channel_id,
+      factType: query.fact_type,
+    });
+    return { memories: rows, total, page: query.page, pages: Math.ceil(total / query.limit) };
+  });
+
+  app.get(
+    '/api/memories/topics',
+    { schema: { querystring: z.object({ channel_id: z.string().min(1) }) } },
+    async ({ query }) => ({
+      topics: await documents.topicCounts(query.channel_id),
+    }),
+  );
+
+  // The spec does not show this route's parameters: channel_id narrows to one channel, limit caps the list.
+  const EntitiesQuery = z.object({
+    channel_id: z.string().min(1).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+  });
+  app.get('/api/memories/entities', { schema: { querystring: EntitiesQuery } }, async ({ query }) => ({
+    entities: await documents.entityCounts({ channelId: query.channel_id, limit: query.limit }),
+  }));
+
+  app.get(
+    '/api/memories/:memory_id',
+    { schema: { params: z.object({ memory_id: z.string().min(1) }) } },
+    async ({ params }) => {
+      const memory = await documents.getMemory(params.memory_id);
+      if (!memory) throw notFound('memory', params.memory_id);
+      return memory;
+    },
+  );
+};

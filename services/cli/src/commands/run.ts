@@ -1,0 +1,80 @@
+import { buildApp } from '@atlas/api';
+import { AtlasError, type Config } from '@atlas/core';
+import type { Subscription } from '@atlas/eventlog';
+import type { FastifyInstance } from 'fastify';
+import { acquireLock } from '../lock.js';
+import { apiPorts, openRuntime, PROJECTOR_NAMES, type Runtime, startProjector, startProjectors } from '../runtime.js';
+
+/** What `atlas run` can run: the query service or one projector; `atlas start` runs them all in one process. */
+export const SERVICES = ['api', ...PROJECTOR_NAMES] as const;
+const LATER = {
+  'sync-worker': 'connections and live sync (issue 8)',
+  scheduler: 'sync schedules and the daily wiki rebuild',
+};
+
+const logger = (cfg: Config) => ({
+  level: cfg.LOG_LEVEL,
+  redact: ['req.headers.authorization', '*.credentials', '*.bot_token', '*.signing_secret'],
+});
+
+/**
+ * Runs services in this process until SIGINT/SIGTERM: `all` (= `atlas start`), `api`, or one projector.
+ * Holds the data dir lock on the embedded database. Prints one line when ready.
+ */
+export const runServices = async (cfg: Config, service: string): Promise<void> => {
+  if (service in LATER) {
+    throw new AtlasError(
+      'INVALID_REQUEST',
+      `the ${service} service is not built yet: it comes with ${LATER[service as keyof typeof LATER]}`,
+    );
+  }
+  if (service !== 'all' && !(SERVICES as readonly string[]).includes(service)) {
+    throw new AtlasError(
+      'INVALID_REQUEST',
+      `unknown service '${service}' (one of: ${SERVICES.join(', ')}, sync-worker, scheduler)`,
+    );
+  }
+  const startedAt = Date.now();
+  const serves = service === 'all' || service === 'api';
+  const release = cfg.DATABASE_URL
+    ? () => undefined
+    : acquireLock(cfg.ATLAS_DATA_DIR, {
+        command: service === 'all' ? 'start' : `run ${service}`,
+        port: serves ? cfg.PORT : undefined,
+      });
+  let rt: Runtime | undefined;
+  try {
+    rt = await openRuntime(cfg);
+    let app: FastifyInstance | undefined;
+    if (serves) app = await buildApp(apiPorts(rt, startedAt), { logger: logger(cfg) });
+    const log = app?.log ?? console;
+    const subs: Subscription[] =
+      service === 'all'
+        ? await startProjectors(rt, app?.log)
+        : service === 'api'
+          ? []
+          : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
+    if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    const where = `${rt.logKind === 'kafka' ? 'Kafka' : 'embedded log'}, ${cfg.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : cfg.ATLAS_DATA_DIR}`;
+    const what = service === 'all' ? 'Atlas' : `Atlas ${service}`;
+    const url = app ? ` is serving http://${cfg.HOST}:${cfg.PORT}/api` : ' is running';
+    console.log(`${what}${url} (${where}; ready in ${Date.now() - startedAt} ms)`);
+    const running = rt;
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await app?.close();
+      await Promise.all(subs.map((s) => s.stop()));
+      await running.close();
+      release();
+      process.exit(0);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  } catch (err) {
+    await rt?.close().catch(() => undefined);
+    release();
+    throw err;
+  }
+};

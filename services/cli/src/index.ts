@@ -1,0 +1,4 @@
+export * from './commands/import.js';
+export * from './commands/search.js';
+export * from './lock.js';
+export * from './runtime.js';

@@ -1,0 +1,117 @@
+import { AtlasError, loadConfig } from '@atlas/core';
+import { Command } from 'commander';
+import { importCommand } from './commands/import.js';
+import { lagCommand, replayCommand, table } from './commands/ops.js';
+import { runServices, SERVICES } from './commands/run.js';
+import { searchCommand } from './commands/search.js';
+
+const program = new Command('atlas').description('Atlas: turn chat history into a knowledge base').showHelpAfterError();
+
+const fail = (err: unknown): never => {
+  const msg =
+    err instanceof AtlasError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+  console.error(`atlas: ${msg}`);
+  process.exit(err instanceof AtlasError && err.code === 'IMPORT_FAILED' ? 2 : 1);
+};
+
+program
+  .command('start')
+  .description('run the API and every projector in one process (embedded default)')
+  .option('--port <port>', 'HTTP port (default 8000, or PORT)')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (o: { port?: string; dataDir?: string }) => {
+    const cfg = loadConfig(process.env, {
+      PORT: o.port === undefined ? undefined : Number(o.port),
+      ATLAS_DATA_DIR: o.dataDir,
+    });
+    await runServices(cfg, 'all').catch(fail);
+  });
+
+program
+  .command('import <path>')
+  .description('import a platform_a export (directory or .zip) or a platform_b DiscordChatExporter JSON')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .option('--no-progress', 'no progress bar')
+  .option('--no-project', 'only append the events; running projector services project them')
+  .action(async (source: string, o: { dataDir?: string; progress: boolean; project: boolean }) => {
+    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const s = await importCommand(cfg, source, {
+      progress: o.progress && Boolean(process.stderr.isTTY),
+      project: o.project,
+    }).catch(fail);
+    const skipped =
+      Object.entries(s.skipped)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none';
+    console.log(
+      `imported ${s.format}: ${s.channels} channels, ${s.messages} messages (${s.newOrChanged} new or changed, ${s.unchanged} unchanged), ` +
+        `${s.facts} facts, ${s.seconds} s (${s.messagesPerSecond} messages/s); skipped: ${skipped}`,
+    );
+  });
+
+program
+  .command('search <query>')
+  .description('keyword search over facts; prints the best matches with highlights')
+  .option('--channel <id>', 'only this channel')
+  .option('--limit <n>', 'results (1-50)', '10')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .option('--json', 'print the API response as JSON')
+  .action(async (query: string, o: { channel?: string; limit: string; dataDir?: string; json?: boolean }) => {
+    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const res = await searchCommand(cfg, query, { channel: o.channel, limit: Number(o.limit) }).catch(fail);
+    if (o.json) return console.log(JSON.stringify(res, null, 2));
+    console.log(`${res.total} matching facts (${res.query_time_ms} ms, ${res.search_method})`);
+    for (const r of res.results) {
+      const hl = (r.highlights[0] ?? r.memory.memory_text)
+        .replaceAll('<mark>', '\x1b[1m')
+        .replaceAll('</mark>', '\x1b[0m');
+      console.log(
+        `\n${r.citation?.id ?? ''} ${r.score.toFixed(3)}  ${r.memory.fact_type}/${r.memory.importance}  ${r.memory.author_name}, ${r.memory.message_ts}`,
+      );
+      console.log(`   ${hl}`);
+      if (r.citation) console.log(`   ${r.citation.permalink}`);
+    }
+  });
+
+program
+  .command('run <service>')
+  .description(`run one service in this process: ${SERVICES.join(', ')}`)
+  .option('--port <port>', 'HTTP port of the api (default 8000, or PORT)')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (service: string, o: { port?: string; dataDir?: string }) => {
+    const cfg = loadConfig(process.env, {
+      PORT: o.port === undefined ? undefined : Number(o.port),
+      ATLAS_DATA_DIR: o.dataDir,
+    });
+    await runServices(cfg, service).catch(fail);
+  });
+
+program
+  .command('replay <projector>')
+  .description("reset a projector's consumer group offsets and rebuild its read store (stop that projector first)")
+  .option('--from <where>', "'earliest' (rebuild from scratch) or an ISO 8601 timestamp", 'earliest')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (projector: string, o: { from: string; dataDir?: string }) => {
+    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const r = await replayCommand(cfg, projector, o.from).catch(fail);
+    console.log(
+      `replayed ${r.events} events into ${r.projector} in ${r.seconds} s (${Math.round(r.events / Math.max(r.seconds, 0.001))} events/s)`,
+    );
+  });
+
+program
+  .command('lag')
+  .description('consumer-group lag of every projector: group, topic, partition, committed offset, end offset, lag')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (o: { dataDir?: string }) => {
+    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const rows = await lagCommand(cfg).catch(fail);
+    console.log(
+      table(
+        ['group', 'topic', 'partition', 'committed', 'end', 'lag'],
+        rows.map((r) => [r.group, r.topic, r.partition, r.committedOffset, r.endOffset, r.lag]),
+      ),
+    );
+  });
+
+await program.parseAsync(process.argv);

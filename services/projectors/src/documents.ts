@@ -1,0 +1,50 @@
+import {
+  type ChannelDiscovered,
+  type FactsExtracted,
+  type MessageDeleted,
+  type MessageIngested,
+  type StoredEvent,
+  TOPICS,
+} from '@atlas/core';
+import type { Projector } from '@atlas/eventlog';
+import type { DocumentStore } from '@atlas/stores';
+
+/** Splits a batch into runs of consecutive events of one type (order between runs is kept). */
+export const runsOfType = (events: StoredEvent[]): StoredEvent[][] => {
+  const runs: StoredEvent[][] = [];
+  for (const e of events) {
+    const last = runs[runs.length - 1];
+    if (last && last[0]!.type === e.type) last.push(e);
+    else runs.push([e]);
+  }
+  return runs;
+};
+
+/**
+ * ChannelDiscovered | MessageIngested | MessageDeleted | FactsExtracted → rows of `channels`,
+ * `messages` and `memories`. Idempotent: upserts on platform ids and fact UUIDs; a fact set
+ * replaces the message's earlier set. A channel's last_sync is the append time of its newest event.
+ */
+export const documentsProjector: Projector<{ documents: DocumentStore }> = {
+  name: 'documents',
+  topics: [TOPICS.messages, TOPICS.facts],
+  handles: ['ChannelDiscovered', 'MessageIngested', 'MessageDeleted', 'FactsExtracted'],
+  reset: ({ documents }) => documents.truncate(),
+  async handle(events, { documents }) {
+    for (const run of runsOfType(events)) {
+      const type = run[0]!.type;
+      if (type === 'ChannelDiscovered') {
+        for (const e of run) await documents.upsertChannel(e.data as ChannelDiscovered, new Date(e.timestamp));
+      } else if (type === 'MessageIngested') {
+        await documents.upsertMessages(run.map((e) => e.data as MessageIngested));
+      } else if (type === 'MessageDeleted') {
+        for (const e of run) {
+          const d = e.data as MessageDeleted;
+          await documents.markMessageDeleted(d.channelId, d.platformMessageId, d.deletedAt);
+        }
+      } else if (type === 'FactsExtracted') {
+        await documents.replaceFacts(run.map((e) => e.data as FactsExtracted));
+      }
+    }
+  },
+};

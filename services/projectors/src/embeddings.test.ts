@@ -1,0 +1,61 @@
+import { providerUnavailable } from '@atlas/providers';
+import { factOf, factSet, freshChannelId, messageEvent } from '@atlas/stores/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillEmbeddings, embeddingsProjector } from './embeddings.js';
+import { openHarness } from './harness.test-support.js';
+
+type Harness = Awaited<ReturnType<typeof openHarness>>;
+type Deps = NonNullable<Harness['embeddings']>;
+
+/** The same dependencies with an embedder whose provider is down. */
+const providerDown = (deps: Deps): Deps => ({
+  ...deps,
+  embedder: {
+    id: deps.embedder.id,
+    dim: deps.embedder.dim,
+    embed: () => Promise.reject(providerUnavailable('test', new Error('down'))),
+  },
+});
+const delivered = (data: unknown, offset = 0) =>
+  ({ topic: 'atlas.facts', partition: 0, offset, key: 'k', type: 'FactsExtracted', data, timestamp: 0 }) as never;
+
+describe('embeddings projector', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await openHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('given the provider is down, queues the facts for backfill; the backfill embeds them once it is back', async () => {
+    const deps = h.embeddings!;
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_000, 'x');
+    const set = factSet(m, [
+      factOf(m, 'The team moved the ledger to PostgreSQL'),
+      factOf(m, 'Kafka consumers lag at night'),
+    ]);
+    const before = await deps.vectors.count();
+    const down = providerDown(deps);
+    await embeddingsProjector.handle([delivered(set)], down);
+    await embeddingsProjector.handle([delivered(set, 1)], down); // delivered twice: queued once
+    expect(await deps.backlog.count()).toBe(1);
+    expect(await deps.vectors.count()).toBe(before);
+    expect(await backfillEmbeddings(deps)).toEqual({ processed: 1, remaining: 0 });
+    expect(await deps.vectors.count()).toBe(before + 2);
+    const [q] = await deps.embedder.embed(['where is the ledger stored']);
+    const hits = await deps.vectors.search({ channelId: ch, vector: q!, model: deps.embedder.id, limit: 1 });
+    expect(hits[0]!.factId).toBe(set.facts[0]!.factId);
+  });
+
+  it('a newer fact set of a queued message replaces it, and embedding it clears the queue', async () => {
+    const deps = h.embeddings!;
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_000, 'x');
+    const old = factSet(m, [factOf(m, 'old text of the fact')]);
+    const down = providerDown(deps);
+    await embeddingsProjector.handle([delivered(old)], down);
+    expect(await deps.backlog.count()).toBe(1);
+    await embeddingsProjector.handle([delivered(factSet(m, [factOf(m, 'new text of the fact')]), 1)], deps);
+    expect(await deps.backlog.count()).toBe(0);
+  });
+});

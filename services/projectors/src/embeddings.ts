@@ -1,0 +1,66 @@
+import { type FactsExtracted, isRetriable, TOPICS } from '@atlas/core';
+import type { Projector } from '@atlas/eventlog';
+import type { Embedder } from '@atlas/providers';
+import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
+import { filterFields } from './keyword.js';
+
+export interface EmbeddingsDeps {
+  embedder: Embedder;
+  vectors: VectorStore;
+  backlog: EmbeddingBacklog;
+}
+
+/** Embeds the facts of some fact sets and replaces each message's vectors. Throws what the embedder throws. */
+export const embedSets = async (
+  sets: readonly FactsExtracted[],
+  { embedder, vectors }: Omit<EmbeddingsDeps, 'backlog'>,
+): Promise<void> => {
+  const facts = sets.flatMap((s) => s.facts.map((f) => ({ s, f })));
+  const embedded = facts.length > 0 ? await embedder.embed(facts.map(({ f }) => f.memoryText)) : [];
+  const byMessage = new Map<string, FactVector[]>(sets.map((s) => [s.messageId, []]));
+  facts.forEach(({ s, f }, i) => {
+    byMessage.get(s.messageId)!.push({ ...filterFields(s, f), model: embedder.id, vector: embedded[i]! });
+  });
+  await vectors.replaceForMessages([...byMessage].map(([messageId, points]) => ({ messageId, points })));
+};
+
+/**
+ * FactsExtracted → fact vectors (spec "Ingestion pipeline": embedding, not required). When the embedding
+ * provider is down the sets go to the embedding backlog and the batch still commits: facts stay
+ * keyword-searchable, and POST /api/admin/backfill/embeddings embeds them later. Idempotent on factId.
+ */
+export const embeddingsProjector: Projector<EmbeddingsDeps> = {
+  name: 'embeddings',
+  topics: [TOPICS.facts],
+  handles: ['FactsExtracted'],
+  reset: async ({ vectors, backlog }) => {
+    await vectors.truncate();
+    await backlog.truncate();
+  },
+  async handle(events, deps) {
+    const sets = events.map((e) => e.data as FactsExtracted);
+    try {
+      await embedSets(sets, deps);
+      await deps.backlog.remove(sets.map((s) => s.messageId)); // an older queued set must not overwrite these later
+    } catch (err) {
+      if (!isRetriable(err) || !String((err as { code?: string }).code).startsWith('PROVIDER')) throw err;
+      await deps.backlog.add(sets);
+    }
+  },
+};
+
+/** Drains the embedding backlog in batches (spec Limits: embedding backfill batch 100) until empty or the provider fails. */
+export const backfillEmbeddings = async (
+  deps: EmbeddingsDeps,
+  batch = 100,
+): Promise<{ processed: number; remaining: number }> => {
+  let processed = 0;
+  for (;;) {
+    const sets = await deps.backlog.take(batch);
+    if (sets.length === 0) break;
+    await embedSets(sets, deps);
+    await deps.backlog.remove(sets.map((s) => s.messageId));
+    processed += sets.length;
+  }
+  return { processed, remaining: await deps.backlog.count() };
+};

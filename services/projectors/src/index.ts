@@ -1,0 +1,5 @@
+export * from './documents.js';
+export * from './embeddings.js';
+export * from './facts.js';
+export * from './keyword.js';
+export * from './runtime.js';

@@ -1,0 +1,160 @@
+import { AtlasError, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
+import { runProjector } from '@atlas/eventlog';
+import { OfflineFactExtractor } from '@atlas/pipeline';
+import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentsProjector } from './documents.js';
+import { factsProjector } from './facts.js';
+import { openHarness } from './harness.test-support.js';
+import { keywordProjector } from './keyword.js';
+
+type Harness = Awaited<ReturnType<typeof openHarness>>;
+
+/** Wraps data as the log would deliver it. */
+const delivered = <T>(type: StoredEvent['type'], data: T, offset = 0): StoredEvent =>
+  ({
+    topic: TOPICS.messages,
+    partition: 0,
+    offset,
+    key: 'k',
+    type,
+    data,
+    timestamp: Date.parse('2024-05-01T00:00:00Z'),
+  }) as StoredEvent;
+
+describe('projectors', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await openHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('documents: given a channel and a message delivered twice, then one row each', async () => {
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_000, 'We decided to ship the release on Friday');
+    const events = [delivered('ChannelDiscovered', channelEvent(ch)), delivered('MessageIngested', m, 1)];
+    await documentsProjector.handle(events, h);
+    await documentsProjector.handle(events, h);
+    expect(await h.documents.getChannel(ch)).toMatchObject({ message_count: 1, last_sync: '2024-05-01T00:00:00.000Z' });
+    const page = await h.documents.listMessages(ch, { limit: 10 });
+    expect(page.messages).toEqual([
+      {
+        id: m.platformMessageId,
+        text: m.text,
+        author: { id: 'U1', name: 'alice' },
+        timestamp: m.timestamp,
+        thread_ts: null,
+        reactions: [],
+        attachments: [],
+        has_media: false,
+      },
+    ]);
+  });
+
+  it('documents: a MessageDeleted after the message hides it', async () => {
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_000, 'oops');
+    await documentsProjector.handle(
+      [
+        delivered('ChannelDiscovered', channelEvent(ch)),
+        delivered('MessageIngested', m, 1),
+        delivered(
+          'MessageDeleted',
+          {
+            messageId: m.messageId,
+            platform: m.platform,
+            channelId: ch,
+            platformMessageId: m.platformMessageId,
+            deletedAt: '2024-01-01T00:00:00Z',
+          },
+          2,
+        ),
+      ],
+      h,
+    );
+    expect((await h.documents.getChannel(ch))?.message_count).toBe(0);
+  });
+
+  it('facts: given a thread root and a reply, then one fact set per message with thread context, same ids on redelivery', async () => {
+    const ch = freshChannelId();
+    const root = messageEvent(ch, 1_700_000_000, 'Which HTTP client should we use for the new billing service?', {
+      threadTs: '1700000000.000100',
+    });
+    const reply = messageEvent(
+      ch,
+      1_700_000_100,
+      'We decided to use clj-http with connection pooling for the billing service.',
+      {
+        threadTs: '1700000000.000100',
+        author: { id: 'U2', name: 'bob', isBot: false },
+      },
+    );
+    const deps = { extractor: new OfflineFactExtractor(), eventLog: h.log, threads: h.threads, qualityThreshold: 0.5 };
+    const collect = () =>
+      factsProjector.handle([delivered('MessageIngested', root), delivered('MessageIngested', reply, 1)], deps);
+    await collect();
+    const got: FactsExtracted[] = [];
+    const sub = await h.log.subscribe({
+      group: `probe-${ch}`,
+      topics: [TOPICS.facts],
+      handler: async (b) => void got.push(...b.map((e) => e.data as FactsExtracted).filter((d) => d.channelId === ch)),
+    });
+    await waitFor(() => got.length >= 2, 'two fact sets');
+    const replySet = got.find((s) => s.sourceMessageId === reply.platformMessageId)!;
+    expect(replySet.facts.length).toBeGreaterThan(0);
+    expect(replySet.facts.every((f) => f.qualityScore >= 0.5)).toBe(true);
+    expect(replySet.facts[0]!.threadContextSummary).toMatch(/alice/);
+    await collect(); // redelivery of the same batch
+    await waitFor(() => got.length >= 4, 'four fact sets');
+    const again = got.filter((s) => s.sourceMessageId === reply.platformMessageId);
+    expect(again[1]!.facts.map((f) => f.factId)).toEqual(again[0]!.facts.map((f) => f.factId));
+    await sub.stop();
+  });
+
+  it('keyword: given a fact set delivered twice, then the fact is indexed once', async () => {
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_000, 'x');
+    const set = factSet(m, [factOf(m, 'The team chose PostgreSQL for the ledger')]);
+    await keywordProjector.handle([delivered('FactsExtracted', set), delivered('FactsExtracted', set, 1)], h);
+    const r = await h.keyword.search({ query: 'ledger', channelId: ch, limit: 5 });
+    expect(r.total).toBe(1);
+  });
+
+  it('runner: a poison event is dead-lettered after its attempts and the rest still projects', async () => {
+    const ch = freshChannelId();
+    const good = messageEvent(ch, 1_700_000_000, 'fine');
+    const bad = messageEvent(ch, 1_700_000_001, 'poison');
+    let attempts = 0;
+    const poisonous = {
+      ...documentsProjector,
+      name: `poison-${ch}`,
+      async handle(events: StoredEvent[], deps: Harness) {
+        if (events.some((e) => (e.data as { text?: string }).text === 'poison')) {
+          attempts++;
+          throw new AtlasError('INVALID_REQUEST', 'cannot project this');
+        }
+        return documentsProjector.handle(events, deps);
+      },
+    };
+    const dead: StoredEvent[] = [];
+    const watcher = await h.log.subscribe({
+      group: `dlq-${ch}`,
+      topics: [TOPICS.deadLetters],
+      handler: async (b) => void dead.push(...b),
+    });
+    await h.log.append(TOPICS.messages, [
+      { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch) },
+      { type: 'MessageIngested', key: ch, data: bad },
+      { type: 'MessageIngested', key: ch, data: good },
+    ]);
+    const sub = await runProjector(h.log, poisonous, h, { maxAttempts: 3 });
+    await waitFor(() => dead.some((d) => (d.data as { key: string }).key === ch), 'dead letter');
+    await waitFor(async () => (await h.documents.getChannel(ch))?.message_count === 1, 'good message projected');
+    expect(dead.find((d) => (d.data as { key: string }).key === ch)?.data).toMatchObject({
+      eventType: 'MessageIngested',
+      attempts: 3,
+    });
+    expect(attempts).toBeGreaterThanOrEqual(4); // the whole batch once, then the event 3 times
+    await Promise.all([sub.stop(), watcher.stop()]);
+  });
+});

@@ -1,0 +1,233 @@
+import path from 'node:path';
+import { AtlasError, type Config, TOPICS } from '@atlas/core';
+import {
+  ConfluentSchemaRegistry,
+  EmbeddedEventLog,
+  type EmbeddedLogOptions,
+  EventCodec,
+  type EventLog,
+  groupOf,
+  KafkaEventLog,
+  KyselySchemaRegistry,
+  type LagRow,
+  migrateEventLog,
+  type Projector,
+  type ResetTarget,
+  runProjector,
+  type Subscription,
+} from '@atlas/eventlog';
+import { type FactExtractor, OfflineFactExtractor } from '@atlas/pipeline';
+import { createEmbedder, type Embedder } from '@atlas/providers';
+import {
+  type DatabaseHandle,
+  ElasticsearchKeywordIndex,
+  EmbeddingBacklog,
+  type KeywordIndex,
+  KyselyDocumentStore,
+  migrateDocuments,
+  migrateEmbeddingBacklog,
+  migrateFactsState,
+  migrateKeywordIndex,
+  migrateVectors,
+  openDatabase,
+  PgVectorStore,
+  PostgresKeywordIndex,
+  ThreadRootStore,
+  type VectorStore,
+} from '@atlas/stores';
+import { documentsProjector } from './documents.js';
+import { embeddingsProjector } from './embeddings.js';
+import { factsProjector } from './facts.js';
+import { keywordProjector } from './keyword.js';
+
+/** Everything one Atlas process of the embedded profile wires together. */
+export interface Runtime {
+  cfg: Config;
+  database: DatabaseHandle;
+  eventLog: EventLog;
+  /** 'kafka' when KAFKA_BROKERS is set, else the embedded Postgres-table log. */
+  logKind: 'kafka' | 'embedded';
+  documents: KyselyDocumentStore;
+  keyword: KeywordIndex;
+  threads: ThreadRootStore;
+  extractor: FactExtractor;
+  /**
+   * Embeddings, when configured and a vector store is available (pgvector: PGlite, or a server with the
+   * extension); null means keyword-only search (the spec's degraded mode), with the reason.
+   */
+  embeddings: { embedder: Embedder; vectors: VectorStore; backlog: EmbeddingBacklog } | null;
+  embeddingsUnavailable: string | null;
+  close(): Promise<void>;
+}
+
+/** Where the embedded database lives inside ATLAS_DATA_DIR. */
+export const pgliteDir = (cfg: Config): string =>
+  cfg.ATLAS_DATA_DIR.startsWith('memory://') ? 'memory://' : path.join(cfg.ATLAS_DATA_DIR, 'pglite');
+
+/**
+ * Opens the database (PGlite in ATLAS_DATA_DIR, or PostgreSQL when DATABASE_URL is set), applies
+ * every store's migrations, registers the Avro schemas and creates the topics.
+ */
+export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = {}): Promise<Runtime> => {
+  const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: pgliteDir(cfg) });
+  const { db } = database;
+  await migrateEventLog(db);
+  await migrateDocuments(db);
+  await migrateKeywordIndex(db);
+  await migrateFactsState(db);
+  const registry = cfg.SCHEMA_REGISTRY_URL
+    ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
+    : new KyselySchemaRegistry(db);
+  const codec = new EventCodec(registry);
+  await codec.init();
+  const eventLog: EventLog = cfg.KAFKA_BROKERS
+    ? new KafkaEventLog(codec, {
+        brokers: cfg.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+        clientId: cfg.KAFKA_CLIENT_ID,
+        defaultPartitions: cfg.EVENTLOG_PARTITIONS,
+        replicationFactor: cfg.KAFKA_REPLICATION_FACTOR,
+        sessionTimeoutMs: cfg.KAFKA_SESSION_TIMEOUT_MS,
+        namespace: cfg.KAFKA_NAMESPACE,
+      })
+    : new EmbeddedEventLog(db, codec, { defaultPartitions: cfg.EVENTLOG_PARTITIONS, ...logOptions });
+  await eventLog.ensureTopics(Object.values(TOPICS).map((name) => ({ name })));
+  const { embeddings, reason } = await openEmbeddings(cfg, db);
+  return {
+    cfg,
+    database,
+    eventLog,
+    logKind: cfg.KAFKA_BROKERS ? 'kafka' : 'embedded',
+    documents: new KyselyDocumentStore(db),
+    keyword: cfg.ELASTICSEARCH_URL
+      ? new ElasticsearchKeywordIndex({ url: cfg.ELASTICSEARCH_URL, index: cfg.ELASTICSEARCH_INDEX })
+      : new PostgresKeywordIndex(db),
+    threads: new ThreadRootStore(db),
+    extractor: new OfflineFactExtractor(),
+    embeddings,
+    embeddingsUnavailable: reason,
+    close: async () => {
+      await eventLog.close();
+      await database.close();
+    },
+  };
+};
+
+/** The embedder and vector store configuration asks for, or why there are none. */
+const openEmbeddings = async (
+  cfg: Config,
+  db: DatabaseHandle['db'],
+): Promise<{ embeddings: Runtime['embeddings']; reason: string | null }> => {
+  const embedder = createEmbedder(cfg);
+  if (!embedder) return { embeddings: null, reason: 'EMBEDDING_PROVIDER is none' };
+  try {
+    await migrateVectors(db, embedder.dim);
+    await migrateEmbeddingBacklog(db);
+  } catch (err) {
+    return { embeddings: null, reason: `no vector store: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  return {
+    embeddings: { embedder, vectors: new PgVectorStore(db, embedder.dim), backlog: new EmbeddingBacklog(db) },
+    reason: null,
+  };
+};
+
+export const PROJECTORS = [documentsProjector, factsProjector, keywordProjector, embeddingsProjector] as const;
+export type ProjectorName = (typeof PROJECTORS)[number]['name'];
+export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
+
+/** The projectors this runtime runs: embeddings only when it has an embedder and a vector store. */
+export const activeProjectors = (rt: Runtime): string[] =>
+  PROJECTOR_NAMES.filter((n) => n !== 'embeddings' || rt.embeddings !== null);
+
+type Logger = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+
+const projectorOf = (name: string) => {
+  const p = PROJECTORS.find((x) => x.name === name);
+  if (!p)
+    throw new AtlasError('INVALID_REQUEST', `unknown projector '${name}' (one of: ${PROJECTOR_NAMES.join(', ')})`);
+  return p;
+};
+
+/** The dependencies of each projector, from the runtime. */
+const depsOf = (rt: Runtime, name: string): unknown => {
+  if (name === 'documents') return { documents: rt.documents };
+  if (name === 'keyword') return { keyword: rt.keyword };
+  if (name === 'embeddings') {
+    if (!rt.embeddings)
+      throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
+    return rt.embeddings;
+  }
+  return {
+    extractor: rt.extractor,
+    eventLog: rt.eventLog,
+    threads: rt.threads,
+    qualityThreshold: rt.cfg.QUALITY_THRESHOLD,
+  };
+};
+
+/** Starts one projector as a member of its consumer group (`atlas run <projector>`). */
+export const startProjector = (rt: Runtime, name: string, log?: Logger): Promise<Subscription> =>
+  runProjector(rt.eventLog, projectorOf(name) as Projector<unknown>, depsOf(rt, name), { log });
+
+/** Starts every projector of the embedded profile. */
+export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscription[]> =>
+  Promise.all(activeProjectors(rt).map((n) => startProjector(rt, n, log)));
+
+/** Total lag of every projector group on the topics it reads. */
+export const projectorLag = async (rt: Runtime, names: readonly string[] = activeProjectors(rt)): Promise<number> => {
+  let total = 0;
+  for (const name of names) {
+    const p = projectorOf(name);
+    for (const row of await rt.eventLog.lag(groupOf(p), p.topics)) total += row.lag;
+  }
+  return total;
+};
+
+/** Lag rows of every projector's consumer group on the topics it reads. */
+export const projectorLagRows = async (rt: Runtime): Promise<LagRow[]> => {
+  const rows: LagRow[] = [];
+  for (const p of PROJECTORS.filter((x) => activeProjectors(rt).includes(x.name)))
+    rows.push(...(await rt.eventLog.lag(groupOf(p), p.topics)));
+  return rows;
+};
+
+/** Waits until the given projectors have caught up (lag 0), polling every `pollMs`. */
+export const waitForProjectors = async (
+  rt: Runtime,
+  names: readonly string[] = activeProjectors(rt),
+  pollMs = 100,
+): Promise<void> => {
+  while ((await projectorLag(rt, names)) > 0) await new Promise((r) => setTimeout(r, pollMs));
+};
+
+export interface ReplayResult {
+  projector: string;
+  /** Events the projector's group had to read again (its lag right after the reset). */
+  events: number;
+  seconds: number;
+}
+
+/**
+ * Replays one projector (`atlas replay`): resets its consumer group's offsets on each of its topics
+ * to `from`, empties its read store when replaying from the beginning, and runs it until it has caught
+ * up. The projector must not be running elsewhere (Kafka refuses to reset a group with members).
+ */
+export const replayProjector = async (
+  rt: Runtime,
+  name: string,
+  from: ResetTarget = 'earliest',
+  log?: Logger,
+): Promise<ReplayResult> => {
+  const p = projectorOf(name) as Projector<unknown>;
+  const t0 = performance.now();
+  for (const topic of p.topics) await rt.eventLog.resetOffsets(groupOf(p), topic, from);
+  if (from === 'earliest') await p.reset?.(depsOf(rt, name));
+  const events = await projectorLag(rt, [name]);
+  const sub = await startProjector(rt, name, log);
+  try {
+    await waitForProjectors(rt, [name]);
+  } finally {
+    await sub.stop();
+  }
+  return { projector: name, events, seconds: Math.round(performance.now() - t0) / 1000 };
+};
