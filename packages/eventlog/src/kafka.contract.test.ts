@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Server } from 'node:net';
 import { openDatabase } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventCodec } from './codec.js';
@@ -59,6 +60,43 @@ describe.runIf(Boolean(registryUrl))('schema registry (Confluent-compatible serv
       const back = await new ConfluentSchemaRegistry(registryUrl!).getSchema(id);
       expect((JSON.parse(back.schemaJson) as { name: string }).name.split('.').pop()).toBe(s.type);
     }
+  });
+
+  it('tries again when the server drops a connection (socket hang up), and reports an unreachable one as STORE_UNAVAILABLE', async () => {
+    // A TCP proxy in front of the real registry that hangs up on its first two connections.
+    const target = new URL(registryUrl!);
+    let dropped = 0;
+    const proxy: Server = createServer((client) => {
+      if (dropped < 2) {
+        dropped++;
+        client.once('data', () => client.destroy());
+        return;
+      }
+      const upstream = connect(Number(target.port), target.hostname);
+      client.pipe(upstream).pipe(client);
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', end);
+      upstream.on('error', end);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const port = (proxy.address() as { port: number }).port;
+    try {
+      const s = [...loadSchemas().values()][0]!;
+      const viaProxy = new ConfluentSchemaRegistry(`http://127.0.0.1:${port}${target.pathname.replace(/\/$/, '')}`);
+      const id = await viaProxy.register(s.fullName, s.json);
+      expect(dropped).toBe(2);
+      expect(id).toBe(await registry.register(s.fullName, s.json));
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
+    const gone = new ConfluentSchemaRegistry(`http://127.0.0.1:${port}`, { attempts: 2 });
+    await expect(gone.register('atlas.test.Gone', '"string"')).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      retriable: true,
+    });
   });
 
   it('accepts a compatible new version and refuses an incompatible one (BACKWARD)', async () => {
