@@ -10,9 +10,16 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { buildApp } from '@atlas/api';
-import { type FactsExtracted, factUuid, loadConfig, messageUuid } from '@atlas/core';
+import { type Fact, type FactsExtracted, factUuid, loadConfig, messageUuid, TOPICS } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import { filterFields, openRuntime, startProjectors, toKeywordDocs, waitForProjectors } from '@atlas/projectors';
+import {
+  embeddingText,
+  filterFields,
+  openRuntime,
+  startProjectors,
+  toKeywordDocs,
+  waitForProjectors,
+} from '@atlas/projectors';
 import type { FactVector } from '@atlas/stores';
 import { appendPlan } from '../services/cli/src/commands/import.js';
 import { apiPorts } from '../services/cli/src/runtime.js';
@@ -21,8 +28,8 @@ const DATA = path.resolve(import.meta.dirname, '../../shared/data');
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 
-/** Real fact sets: the three exports projected once on a scratch runtime. */
-const realFacts = async (): Promise<FactsExtracted['facts']> => {
+/** Real facts with their sets' sourceText/contextText: the three exports projected once on a scratch runtime. */
+const realFacts = async (): Promise<{ fact: Fact; sourceText: string; contextText: string }[]> => {
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'none' }));
   for (const rel of ['slack-clojurians-2018-02/export', 'slack-olake/export', 'discord-ethglobal']) {
     await appendPlan(rt, await planImport(path.join(DATA, rel)));
@@ -30,30 +37,27 @@ const realFacts = async (): Promise<FactsExtracted['facts']> => {
   const subs = await startProjectors(rt);
   await waitForProjectors(rt);
   await Promise.all(subs.map((s) => s.stop()));
-  const ids = (await rt.database.db
-    .selectFrom('memories' as never)
-    .select('id' as never)
-    .execute()) as { id: string }[];
-  const byId = await rt.documents.getMemories(ids.map((r) => r.id));
+  const out: { fact: Fact; sourceText: string; contextText: string }[] = [];
+  const group = 'bench-search-reader';
+  const reader = await rt.eventLog.subscribe({
+    group,
+    topics: [TOPICS.facts],
+    handler: async (batch) => {
+      for (const e of batch) {
+        if (e.type !== 'FactsExtracted') continue;
+        const set = e.data as FactsExtracted;
+        for (const fact of set.facts) out.push({ fact, sourceText: set.sourceText, contextText: set.contextText });
+      }
+    },
+  });
+  for (;;) {
+    const lag = await rt.eventLog.lag(group, [TOPICS.facts]);
+    if (lag.length > 0 && lag.every((r) => r.lag === 0)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await reader.stop();
   await rt.close();
-  return [...byId.values()].map((m) => ({
-    factId: m.id,
-    memoryText: m.memory_text,
-    factType: m.fact_type as never,
-    importance: m.importance as never,
-    qualityScore: m.quality_score,
-    topicTags: m.topic_tags,
-    entityTags: m.entity_tags,
-    actionTags: m.action_tags,
-    authorId: m.author_id,
-    authorName: m.author_name,
-    messageTs: m.message_ts,
-    threadTs: m.thread_ts,
-    permalink: m.permalink,
-    threadContextSummary: m.thread_context_summary,
-    validAt: m.valid_at,
-    sourceLang: m.source_lang,
-  }));
+  return out;
 };
 
 const percentile = (xs: number[], p: number) =>
@@ -75,7 +79,7 @@ const rows: string[][] = [];
 for (const size of SIZES) {
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
   const { embedder, vectors } = rt.embeddings!;
-  const unique = await embedder.embed(base.map((f) => f.memoryText));
+  const unique = await embedder.embed(base.map((b) => embeddingText(b.fact, b)));
   const t0 = performance.now();
   const channels = Math.ceil(size / base.length);
   for (let c = 0; c < channels; c++) {
@@ -84,7 +88,7 @@ for (const size of SIZES) {
     const sets: FactsExtracted[] = [];
     const points: { messageId: string; points: FactVector[] }[] = [];
     for (let i = 0; i < n; i++) {
-      const f = base[i]!;
+      const { fact: f, sourceText, contextText } = base[i]!;
       const messageId = messageUuid('platform_a', channelId, String(i));
       const fact = { ...f, factId: factUuid(messageId, f.memoryText) };
       sets.push({
@@ -95,6 +99,8 @@ for (const size of SIZES) {
         extractor: 'bench',
         extractedAt: f.validAt,
         facts: [fact],
+        sourceText,
+        contextText,
       });
       points.push({
         messageId,
@@ -116,7 +122,7 @@ for (const size of SIZES) {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/search`;
   const queries = Array.from({ length: QUERIES }, (_, i) =>
-    base[(i * 7919) % base.length]!.memoryText.split(/\s+/).slice(0, 8).join(' '),
+    base[(i * 7919) % base.length]!.fact.memoryText.split(/\s+/).slice(0, 8).join(' '),
   );
   for (const [mode, scope] of [
     ['hybrid', 'one channel'],

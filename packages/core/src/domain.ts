@@ -157,6 +157,17 @@ export const FactsExtracted = z.object({
   extractor: z.string(),
   extractedAt: z.string(),
   facts: z.array(Fact),
+  /**
+   * The whole source message as the pipeline read it (preprocessed, at most 1,000 characters): the text
+   * each of its facts stands in. Search indexes it beside the fact ("contextual retrieval"). Empty on v1 events.
+   */
+  sourceText: z.string().default(''),
+  /**
+   * The conversation this message continues, `Author: text` (at most 400 characters): the thread root or
+   * message replied to, else the channel's previous top-level message when it came within
+   * CONTEXT_WINDOW_MS (1 hour) before. Empty when there is none, and on v1 events.
+   */
+  contextText: z.string().default(''),
 });
 export type FactsExtracted = z.infer<typeof FactsExtracted>;
 

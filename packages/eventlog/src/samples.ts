@@ -71,6 +71,8 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
         sourceLang: 'en',
       },
     ],
+    sourceText: 'Is there going to be a Clojure/West this year?',
+    contextText: 'bob: The Clojure/conj videos are up.',
   },
   DeadLettered: {
     group: 'atlas.projector.facts',

@@ -84,4 +84,6 @@ export const factSet = (m: MessageIngested, facts: Fact[]): FactsExtracted => ({
   extractor: 'test@1',
   extractedAt: new Date().toISOString(),
   facts,
+  sourceText: facts.length > 0 ? m.text : '',
+  contextText: '',
 });

@@ -2,7 +2,7 @@ import { type FactsExtracted, isRetriable, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
-import { filterFields } from './keyword.js';
+import { embeddingText, filterFields } from './keyword.js';
 
 export interface EmbeddingsDeps {
   embedder: Embedder;
@@ -16,7 +16,7 @@ export const embedSets = async (
   { embedder, vectors }: Omit<EmbeddingsDeps, 'backlog'>,
 ): Promise<void> => {
   const facts = sets.flatMap((s) => s.facts.map((f) => ({ s, f })));
-  const embedded = facts.length > 0 ? await embedder.embed(facts.map(({ f }) => f.memoryText)) : [];
+  const embedded = facts.length > 0 ? await embedder.embed(facts.map(({ s, f }) => embeddingText(f, s))) : [];
   const byMessage = new Map<string, FactVector[]>(sets.map((s) => [s.messageId, []]));
   facts.forEach(({ s, f }, i) => {
     byMessage.get(s.messageId)!.push({ ...filterFields(s, f), model: embedder.id, vector: embedded[i]! });

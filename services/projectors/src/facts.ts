@@ -1,7 +1,20 @@
-import { type FactsExtracted, type MessageDeleted, type MessageIngested, type NewEvent, TOPICS } from '@atlas/core';
+import {
+  type FactsExtracted,
+  type MessageDeleted,
+  type MessageIngested,
+  type NewEvent,
+  PLATFORM_A_SYSTEM_SUBTYPES,
+  TOPICS,
+} from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
 import { type FactExtractor, preprocess, selectFacts, type ThreadContext } from '@atlas/pipeline';
-import type { ThreadRoot, ThreadRootStore } from '@atlas/stores';
+import type { ChannelTail, ThreadRoot, ThreadRootStore } from '@atlas/stores';
+
+/** A top-level message is the context of the channel's next one when it came at most this long before (ms). */
+export const CONTEXT_WINDOW_MS = 60 * 60 * 1000;
+/** Lengths kept of a fact set's sourceText and contextText (characters). */
+const SOURCE_CHARS = 1000;
+const CONTEXT_CHARS = 400;
 
 export interface FactsDeps {
   extractor: FactExtractor;
@@ -17,6 +30,28 @@ export const contextKey = (m: MessageIngested): string | null =>
 
 /** Messages whose text later messages may need as thread context. */
 const mayBeRoot = (m: MessageIngested): boolean => m.platform === 'platform_b' || m.threadTs === m.platformMessageId;
+
+/** Messages of the channel's main flow (not Slack thread replies, not system messages): each is context for the next. */
+const inChannelFlow = (m: MessageIngested): boolean =>
+  !(m.threadTs && m.threadTs !== m.platformMessageId) &&
+  !(m.subtype && PLATFORM_A_SYSTEM_SUBTYPES.has(m.subtype)) &&
+  m.text.trim().length > 0;
+
+/**
+ * The conversation a message continues (FactsExtracted.contextText): its thread root or the message it
+ * replies to; else the channel's previous top-level message when that came within CONTEXT_WINDOW_MS
+ * before it. `Author: text`, at most 400 characters, or '' when there is none. Pure.
+ */
+export const conversationContext = (
+  m: MessageIngested,
+  root: ThreadRoot | undefined,
+  tail: ChannelTail | undefined,
+): string => {
+  if (root) return `${root.authorName}: ${root.text}`.slice(0, CONTEXT_CHARS);
+  if (contextKey(m) || !tail) return '';
+  const gap = Date.parse(m.timestamp) - Date.parse(tail.messageTs);
+  return gap >= 0 && gap <= CONTEXT_WINDOW_MS ? `${tail.authorName}: ${tail.text}`.slice(0, CONTEXT_CHARS) : '';
+};
 
 /**
  * MessageIngested | MessageDeleted → FactsExtracted on `atlas.facts` (spec "Ingestion pipeline":
@@ -41,6 +76,8 @@ export const factsProjector: Projector<FactsDeps> = {
     for (const [channelId, ids] of byChannel) {
       for (const [id, root] of await deps.threads.get(channelId, ids)) seen.set(`${channelId}\u0000${id}`, root);
     }
+    const tails = await deps.threads.tails([...new Set(messages.map((m) => m.channelId))]);
+    const changedTails = new Set<string>();
     const out: NewEvent<'FactsExtracted'>[] = [];
     const roots: ThreadRoot[] = [];
     const extractedAt = new Date().toISOString();
@@ -48,7 +85,17 @@ export const factsProjector: Projector<FactsDeps> = {
       if (e.type === 'MessageDeleted') {
         const d = e.data as MessageDeleted;
         out.push(
-          factSet(d.messageId, d.platform, d.channelId, d.platformMessageId, deps.extractor.id, extractedAt, []),
+          factSet(
+            d.messageId,
+            d.platform,
+            d.channelId,
+            d.platformMessageId,
+            deps.extractor.id,
+            extractedAt,
+            [],
+            '',
+            '',
+          ),
         );
         continue;
       }
@@ -59,14 +106,38 @@ export const factsProjector: Projector<FactsDeps> = {
         ? { rootText: root.text, rootAuthorName: root.authorName, rootId: root.rootId }
         : null;
       const facts = selectFacts(await deps.extractor.extract({ message: m, thread }), deps.qualityThreshold);
+      const text = preprocess(m).text;
+      const context = facts.length > 0 ? conversationContext(m, root, tails.get(m.channelId)) : '';
       out.push(
-        factSet(m.messageId, m.platform, m.channelId, m.platformMessageId, deps.extractor.id, extractedAt, facts),
+        factSet(
+          m.messageId,
+          m.platform,
+          m.channelId,
+          m.platformMessageId,
+          deps.extractor.id,
+          extractedAt,
+          facts,
+          facts.length > 0 ? text.slice(0, SOURCE_CHARS) : '',
+          context,
+        ),
       );
+      if (inChannelFlow(m)) {
+        const last = tails.get(m.channelId);
+        if (!last || Date.parse(last.messageTs) <= Date.parse(m.timestamp)) {
+          tails.set(m.channelId, {
+            channelId: m.channelId,
+            messageTs: m.timestamp,
+            text: text.slice(0, CONTEXT_CHARS),
+            authorName: m.author.name,
+          });
+          changedTails.add(m.channelId);
+        }
+      }
       if (mayBeRoot(m)) {
         const r = {
           channelId: m.channelId,
           rootId: m.platformMessageId,
-          text: preprocess(m).text.slice(0, 400),
+          text: text.slice(0, 400),
           authorName: m.author.name,
         };
         roots.push(r);
@@ -74,6 +145,7 @@ export const factsProjector: Projector<FactsDeps> = {
       }
     }
     await deps.threads.put(roots);
+    await deps.threads.putTails([...changedTails].map((c) => tails.get(c)!));
     await deps.eventLog.append(TOPICS.facts, out);
   },
 };
@@ -86,8 +158,10 @@ const factSet = (
   extractor: string,
   extractedAt: string,
   facts: FactsExtracted['facts'],
+  sourceText: string,
+  contextText: string,
 ): NewEvent<'FactsExtracted'> => ({
   type: 'FactsExtracted',
   key: channelId,
-  data: { messageId, platform, channelId, sourceMessageId, extractor, extractedAt, facts },
+  data: { messageId, platform, channelId, sourceMessageId, extractor, extractedAt, facts, sourceText, contextText },
 });

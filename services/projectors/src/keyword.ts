@@ -17,9 +17,30 @@ export const filterFields = (s: FactsExtracted, f: Fact): FactFilterFields => ({
   messageTs: f.messageTs,
 });
 
+/** The parts of a fact set that give its facts their context (FactsExtracted v2; '' on v1 events). */
+export type SetContext = Pick<FactsExtracted, 'sourceText' | 'contextText'>;
+
+/**
+ * Pure: what a fact is indexed with besides its own text ("contextual retrieval"): its author, the whole
+ * message it came from, and the conversation before it (`Author: text`), one per line. A fact is one
+ * sentence of a message that often only makes sense with the rest ("She said yes" answers a question
+ * one turn up), and questions name people the message says "I" for.
+ */
+export const searchContext = (f: Pick<Fact, 'authorName'>, s: SetContext): string =>
+  [`${f.authorName}:`, s.sourceText, s.contextText].filter((x) => x.length > 0).join('\n');
+
+/** Pure: the text a fact's vector is computed from: the fact, then its search context (see searchContext). */
+export const embeddingText = (f: Pick<Fact, 'authorName' | 'memoryText'>, s: SetContext): string =>
+  [f.memoryText, searchContext(f, s)].join('\n');
+
 /** Pure: the keyword documents of one fact set. */
 export const toKeywordDocs = (s: FactsExtracted): KeywordDoc[] =>
-  s.facts.map((f) => ({ ...filterFields(s, f), text: f.memoryText, qualityScore: f.qualityScore }));
+  s.facts.map((f) => ({
+    ...filterFields(s, f),
+    text: f.memoryText,
+    context: searchContext(f, s),
+    qualityScore: f.qualityScore,
+  }));
 
 /** FactsExtracted → keyword index. Idempotent: a message's indexed facts are replaced by its latest set. */
 export const keywordProjector: Projector<{ keyword: KeywordIndex }> = {

@@ -9,8 +9,18 @@ export interface ThreadRoot {
   authorName: string;
 }
 
+/** The last top-level message of a channel the facts projector has read: context for the next one. */
+export interface ChannelTail {
+  channelId: string;
+  /** ISO 8601 UTC. */
+  messageTs: string;
+  text: string;
+  authorName: string;
+}
+
 interface Tables {
   facts_thread_roots: { channel_id: string; root_id: string; text: string; author_name: string };
+  facts_channel_tails: { channel_id: string; message_ts: string; text: string; author_name: string };
 }
 
 /** The facts projector's own state: thread roots it has seen, for thread_context_summary. */
@@ -22,9 +32,18 @@ export const migrateFactsState = (db: Kysely<unknown>) =>
           text text not null, author_name text not null, primary key (channel_id, root_id))`.execute(db);
       },
     },
+    '0002_channel_tails': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists facts_channel_tails (channel_id text primary key,
+          message_ts text not null, text text not null, author_name text not null)`.execute(db);
+      },
+    },
   });
 
-/** Thread roots by (channel, root id); upserts are idempotent. */
+/**
+ * The facts projector's conversation state: thread roots by (channel, root id), and each channel's
+ * last top-level message (its tail). Upserts are idempotent; truncate() clears both (before a replay).
+ */
 export class ThreadRootStore {
   private readonly db: Kysely<Tables>;
 
@@ -33,7 +52,48 @@ export class ThreadRootStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table facts_thread_roots`.execute(this.db);
+    await sql`truncate table facts_thread_roots, facts_channel_tails`.execute(this.db);
+  }
+
+  /** The tails of these channels (absent: none seen yet). */
+  async tails(channelIds: readonly string[]): Promise<Map<string, ChannelTail>> {
+    if (channelIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('facts_channel_tails')
+      .selectAll()
+      .where('channel_id', 'in', [...new Set(channelIds)])
+      .execute();
+    return new Map(
+      rows.map((r) => [
+        r.channel_id,
+        { channelId: r.channel_id, messageTs: r.message_ts, text: r.text, authorName: r.author_name },
+      ]),
+    );
+  }
+
+  /** Sets each channel's tail (the last one per channel wins). */
+  async putTails(tails: readonly ChannelTail[]): Promise<void> {
+    const unique = [...new Map(tails.map((t) => [t.channelId, t])).values()];
+    for (let i = 0; i < unique.length; i += 500) {
+      await this.db
+        .insertInto('facts_channel_tails')
+        .values(
+          unique.slice(i, i + 500).map((t) => ({
+            channel_id: t.channelId,
+            message_ts: t.messageTs,
+            text: t.text,
+            author_name: t.authorName,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.column('channel_id').doUpdateSet((eb) => ({
+            message_ts: eb.ref('excluded.message_ts'),
+            text: eb.ref('excluded.text'),
+            author_name: eb.ref('excluded.author_name'),
+          })),
+        )
+        .execute();
+    }
   }
 
   async get(channelId: string, rootIds: readonly string[]): Promise<Map<string, ThreadRoot>> {

@@ -144,7 +144,9 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
     const highlight = {
       pre_tags: ['<mark>'],
       post_tags: ['</mark>'],
-      fields: q.fuzzy ? { text: FRAGMENTS, 'text.plain': FRAGMENTS } : { text: FRAGMENTS },
+      fields: q.fuzzy
+        ? { text: FRAGMENTS, 'text.plain': FRAGMENTS, context: FRAGMENTS }
+        : { text: FRAGMENTS, context: FRAGMENTS },
     };
     const res = await this.call('search', () =>
       this.es.search({
@@ -164,7 +166,7 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
     const hits: KeywordHit[] = res.hits.hits.map((h) => ({
       factId: h._id!,
       score: matchAll ? 1 : Math.min(1, (h._score ?? 0) / best),
-      highlights: h.highlight?.text ?? h.highlight?.['text.plain'] ?? [],
+      highlights: h.highlight?.text ?? h.highlight?.['text.plain'] ?? h.highlight?.context ?? [],
     }));
     const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
     if (!q.facets?.length) return { hits, total };
@@ -183,6 +185,8 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
         await this.es.indices.create({ index: this.index, settings: this.settings(), mappings: MAPPINGS });
       } catch (e) {
         if (!(e instanceof errors.ResponseError && errorType(e) === 'resource_already_exists_exception')) throw e;
+        // An index made before facts had a context: add the field (adding a field is a compatible mapping change).
+        await this.es.indices.putMapping({ index: this.index, properties: { context: CONTEXT_MAPPING } });
       }
     }).catch((e: unknown) => {
       this.ready = undefined;
@@ -246,6 +250,9 @@ const ANALYSIS: estypes.IndicesIndexSettingsAnalysis = {
   },
 };
 
+/** A fact's context (author, source message, previous turn): matched and scored at half the weight of its text. */
+const CONTEXT_MAPPING: estypes.MappingProperty = { type: 'text', analyzer: 'atlas_english', index_options: 'offsets' };
+
 const MAPPINGS: estypes.MappingTypeMapping = {
   dynamic: 'strict',
   properties: {
@@ -259,6 +266,7 @@ const MAPPINGS: estypes.MappingTypeMapping = {
       index_options: 'offsets',
       fields: { plain: { type: 'text', analyzer: 'atlas_plain', index_options: 'offsets' } },
     },
+    context: CONTEXT_MAPPING,
     fact_type: { type: 'keyword' },
     importance: { type: 'keyword' },
     topic_tags: { type: 'keyword' },
@@ -274,6 +282,7 @@ const toSource = (d: KeywordDoc) => ({
   message_id: d.messageId,
   channel_id: d.channelId,
   text: d.text,
+  context: d.context,
   fact_type: d.factType,
   importance: d.importance,
   topic_tags: d.topicTags,
@@ -285,7 +294,10 @@ const toSource = (d: KeywordDoc) => ({
 
 /** The scoring part of the query (`must`/`should`/`must_not` of the outer bool; the filters are added by search). */
 const textQuery = (q: KeywordQuery): estypes.QueryDslBoolQuery => {
-  const anyWord: Query = { match: { text: { query: q.query, operator: 'or' } } };
+  // BM25 on the fact's text plus half of BM25 on its context (summed: `most_fields`), as the Postgres adapter ranks.
+  const anyWord: Query = {
+    multi_match: { query: q.query, fields: ['text', 'context^0.5'], type: 'most_fields', operator: 'or' },
+  };
   let primary: Query = anyWord;
   let negated: string[] = [];
   if (q.proximity && q.proximity > 0) {
@@ -297,7 +309,12 @@ const textQuery = (q: KeywordQuery): estypes.QueryDslBoolQuery => {
       .map((part, i) => (i % 2 === 0 ? part.replace(/\bOR\b/g, '|') : part)) // OR outside quotes
       .join('"');
     primary = {
-      simple_query_string: { query, fields: ['text'], default_operator: 'and', flags: 'OR|NOT|PHRASE|WHITESPACE' },
+      simple_query_string: {
+        query,
+        fields: ['text', 'context^0.5'],
+        default_operator: 'and',
+        flags: 'OR|NOT|PHRASE|WHITESPACE',
+      },
     };
     negated = [...q.query.matchAll(NEGATED)].map((m) => m[1]!);
   }

@@ -14,6 +14,7 @@ const doc = (channelId: string, n: number, text: string, over: Partial<KeywordDo
   messageId: deterministicId('kw-msg', channelId, String(n)),
   channelId,
   text,
+  context: '',
   factType: 'observation',
   importance: 'medium',
   topicTags: [],
@@ -137,6 +138,27 @@ for (const [name, factory] of Object.entries(open)) {
         importance: { medium: 2, high: 1 },
         topics: { database: 2, kafka: 1 },
       });
+    });
+
+    it('weighs a rare term above a common one (BM25 idf)', async () => {
+      // "database" is in three facts, "nightly" in one: the nightly fact wins though each matches one word.
+      const r = await index.search({ query: 'nightly database', channelId: ch, limit: 10 });
+      expect(r.total).toBe(3);
+      expect(r.hits[0]!.factId).toBe(docs[1]!.factId);
+    });
+
+    it('matches a fact by its context, below a fact that says it in its own text, highlighting the context', async () => {
+      const ctx = freshChannelId();
+      const own = doc(ctx, 20, 'The hiring budget for the search team is approved');
+      const reply = doc(ctx, 21, 'She said yes this morning', {
+        context: 'carol:\ncarol: Did the director approve the hiring budget for the search team?',
+      });
+      await index.replaceForMessages([own, reply].map((d) => ({ messageId: d.messageId, docs: [d] })));
+      const r = await index.search({ query: 'hiring budget approved', channelId: ctx, limit: 10 });
+      expect(r.hits.map((h) => h.factId)).toEqual([own.factId, reply.factId]);
+      expect(r.hits[1]!.score).toBeLessThan(r.hits[0]!.score);
+      expect(r.hits[1]!.highlights.join(' ')).toMatch(/<mark>hiring<\/mark> <mark>budget<\/mark>/);
+      await index.replaceForMessages([own, reply].map((d) => ({ messageId: d.messageId, docs: [] })));
     });
 
     it('replaces and removes a message’s facts', async () => {

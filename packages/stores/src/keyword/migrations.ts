@@ -1,7 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import { runMigrations } from '../migrate.js';
 
-/** The Postgres keyword index: one row per fact with a stored English tsvector and a trigram index. */
+/**
+ * The Postgres keyword index: one row per fact with an English tsvector (the fact's text at weight A,
+ * its context at weight B) and its token count, a trigram index on the text, and the corpus statistics
+ * BM25 needs, kept by statement triggers in the same transaction as every write: keyword_terms
+ * (lexeme → document frequency) and keyword_stats (documents, tokens).
+ */
 export const migrateKeywordIndex = (db: Kysely<unknown>) =>
   runMigrations(db, 'keyword', {
     '0001_keyword_facts': {
@@ -20,6 +25,70 @@ export const migrateKeywordIndex = (db: Kysely<unknown>) =>
           db,
         );
         await sql`create index if not exists keyword_facts_message on keyword_facts (message_id)`.execute(db);
+      },
+    },
+    '0002_bm25': {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table keyword_facts add column if not exists context text not null default ''`.execute(db);
+        await sql`alter table keyword_facts drop column if exists tsv`.execute(db); // was generated from text alone
+        await sql`alter table keyword_facts add column tsv tsvector, add column doc_len int not null default 0`.execute(
+          db,
+        );
+        await sql`create or replace function keyword_token_count(t tsvector) returns int language sql immutable
+          parallel safe as $$ select coalesce(sum(coalesce(array_length(positions, 1), 1)), 0)::int from unnest(t) $$`.execute(
+          db,
+        );
+        await sql`create or replace function keyword_facts_vector() returns trigger language plpgsql as $$
+          begin
+            new.tsv := setweight(to_tsvector('english', new.text), 'A') || setweight(to_tsvector('english', new.context), 'B');
+            new.doc_len := keyword_token_count(new.tsv);
+            return new;
+          end $$`.execute(db);
+        await sql`create trigger keyword_facts_vector before insert or update of text, context on keyword_facts
+          for each row execute function keyword_facts_vector()`.execute(db);
+        await sql`update keyword_facts set context = context`.execute(db);
+        await sql`create index if not exists keyword_facts_tsv on keyword_facts using gin (tsv)`.execute(db);
+        await sql`create table if not exists keyword_terms (lexeme text primary key, df int not null)`.execute(db);
+        await sql`create table if not exists keyword_stats (id int primary key check (id = 1), docs bigint not null,
+          tokens bigint not null)`.execute(db);
+        await sql`insert into keyword_terms (lexeme, df) select u.lexeme, count(*) from keyword_facts k, unnest(k.tsv) u
+          group by u.lexeme on conflict (lexeme) do update set df = excluded.df`.execute(db);
+        await sql`insert into keyword_stats (id, docs, tokens) select 1, count(*), coalesce(sum(doc_len), 0)
+          from keyword_facts on conflict (id) do update set docs = excluded.docs, tokens = excluded.tokens`.execute(db);
+        // Deltas in lexeme order, so that concurrent writers lock keyword_terms rows in the same order.
+        await sql`create or replace function keyword_stats_apply() returns trigger language plpgsql as $$
+          begin
+            if tg_op = 'INSERT' then
+              insert into keyword_terms (lexeme, df)
+                select u.lexeme, count(*) from new_rows r, unnest(r.tsv) u group by u.lexeme order by u.lexeme
+                on conflict (lexeme) do update set df = keyword_terms.df + excluded.df;
+              update keyword_stats set docs = docs + (select count(*) from new_rows),
+                tokens = tokens + (select coalesce(sum(doc_len), 0) from new_rows) where id = 1;
+            elsif tg_op = 'DELETE' then
+              insert into keyword_terms (lexeme, df)
+                select u.lexeme, -count(*) from old_rows r, unnest(r.tsv) u group by u.lexeme order by u.lexeme
+                on conflict (lexeme) do update set df = keyword_terms.df + excluded.df;
+              update keyword_stats set docs = docs - (select count(*) from old_rows),
+                tokens = tokens - (select coalesce(sum(doc_len), 0) from old_rows) where id = 1;
+            else
+              insert into keyword_terms (lexeme, df)
+                select lexeme, sum(d)::int from (
+                  select u.lexeme, -1 as d from old_rows r, unnest(r.tsv) u
+                  union all select u.lexeme, 1 from new_rows r, unnest(r.tsv) u) x
+                group by lexeme having sum(d) <> 0 order by lexeme
+                on conflict (lexeme) do update set df = keyword_terms.df + excluded.df;
+              update keyword_stats set tokens = tokens + (select coalesce(sum(doc_len), 0) from new_rows)
+                - (select coalesce(sum(doc_len), 0) from old_rows) where id = 1;
+            end if;
+            return null;
+          end $$`.execute(db);
+        await sql`create trigger keyword_stats_insert after insert on keyword_facts referencing new table as new_rows
+          for each statement execute function keyword_stats_apply()`.execute(db);
+        await sql`create trigger keyword_stats_delete after delete on keyword_facts referencing old table as old_rows
+          for each statement execute function keyword_stats_apply()`.execute(db);
+        await sql`create trigger keyword_stats_update after update on keyword_facts
+          referencing old table as old_rows new table as new_rows
+          for each statement execute function keyword_stats_apply()`.execute(db);
       },
     },
   });

@@ -14,7 +14,10 @@ export interface FactFilterFields {
 
 /** One fact as the keyword index stores it (a projection of FactsExtracted). */
 export interface KeywordDoc extends FactFilterFields {
+  /** The fact's text: matched, ranked first and highlighted. */
   text: string;
+  /** What the fact stands in (author, source message, preceding conversation): matched and ranked at a lower weight. */
+  context: string;
   qualityScore: number;
 }
 

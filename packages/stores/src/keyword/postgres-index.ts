@@ -6,6 +6,21 @@ const CHUNK = 500;
 const HEADLINE_OPTS =
   'StartSel=<mark>, StopSel=</mark>, MaxFragments=2, MaxWords=30, MinWords=10, FragmentDelimiter=@@@';
 const MATCH_ALL = /^\s*\*?\s*$/;
+/** BM25 parameters (the usual defaults, as Elasticsearch's). */
+const K1 = 1.2;
+const B = 0.75;
+/** Weight of a term occurrence in a fact's context (author, source message, previous turn) against 1 in its text. */
+export const CONTEXT_WEIGHT = 0.5;
+/** A query term in more than this share of all facts does not select candidates on its own. */
+const COMMON_SHARE = 0.1;
+
+interface QueryTerm {
+  lexeme: string;
+  df: number;
+  docs: number;
+  idf: number;
+  avgdl: number;
+}
 const WEBSEARCH_SYNTAX = /"|\s-\w|\bOR\b/;
 
 /** Query words worth a typo-tolerant match (letters/digits, 3+ characters). */
@@ -13,7 +28,8 @@ const fuzzyWords = (query: string): string[] =>
   [...new Set(query.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}._-]{2,}/gu) ?? [])].slice(0, 8);
 
 /**
- * Keyword index on Postgres full text: an English tsvector per fact (GIN), ts_rank_cd for ranking,
+ * Keyword index on Postgres full text: an English tsvector per fact (GIN), BM25 for ranking (idf from
+ * the keyword_terms statistics the table's triggers keep; the fact's text weighs 1, its context 0.5),
  * ts_headline for `<mark>` highlights, pg_trgm word_similarity for typo tolerance, and the tsquery
  * distance operator for proximity. Runs on PGlite and on a PostgreSQL server alike.
  */
@@ -21,7 +37,8 @@ export class PostgresKeywordIndex implements KeywordIndex {
   constructor(private readonly db: Kysely<unknown>) {}
 
   async truncate(): Promise<void> {
-    await sql`truncate table keyword_facts`.execute(this.db);
+    await sql`truncate table keyword_facts, keyword_terms`.execute(this.db);
+    await sql`update keyword_stats set docs = 0, tokens = 0`.execute(this.db);
   }
 
   async replaceForMessages(sets: readonly { messageId: string; docs: readonly KeywordDoc[] }[]): Promise<void> {
@@ -38,12 +55,12 @@ export class PostgresKeywordIndex implements KeywordIndex {
         if (docs.length === 0) continue;
         const values = docs.map(
           (d) =>
-            sql`(${d.factId}::uuid, ${d.messageId}::uuid, ${d.channelId}, ${d.text}, ${d.factType}, ${d.importance},
+            sql`(${d.factId}::uuid, ${d.messageId}::uuid, ${d.channelId}, ${d.text}, ${d.context}, ${d.factType}, ${d.importance},
                  ${d.topicTags}::text[], ${d.entityTags}::text[], ${d.authorName}, ${d.messageTs}::timestamptz, ${d.qualityScore})`,
         );
-        await sql`insert into keyword_facts (fact_id, message_id, channel_id, text, fact_type, importance, topic_tags,
-            entity_tags, author_name, message_ts, quality_score) values ${sql.join(values)}
-          on conflict (fact_id) do update set text = excluded.text, channel_id = excluded.channel_id,
+        await sql`insert into keyword_facts (fact_id, message_id, channel_id, text, context, fact_type, importance,
+            topic_tags, entity_tags, author_name, message_ts, quality_score) values ${sql.join(values)}
+          on conflict (fact_id) do update set text = excluded.text, context = excluded.context, channel_id = excluded.channel_id,
             fact_type = excluded.fact_type, importance = excluded.importance, topic_tags = excluded.topic_tags,
             entity_tags = excluded.entity_tags, author_name = excluded.author_name, message_ts = excluded.message_ts,
             quality_score = excluded.quality_score`.execute(trx);
@@ -62,15 +79,32 @@ export class PostgresKeywordIndex implements KeywordIndex {
         ...(q.facets?.length ? { facets: await this.facets(filters, q.facets) } : {}),
       };
     }
-    const tsq = await this.tsquery(q);
+    const terms = await this.queryTerms(q.query);
+    const tsq = await this.tsquery(q, terms);
     const words = q.fuzzy ? fuzzyWords(q.query) : [];
     const fuzzy = words.length > 0 ? this.fuzzySql(words, q.fuzziness) : sql`false`;
     const match = sql`(tsv @@ ${tsq} or ${fuzzy}) and ${filters}`;
+    const lexemes = terms.map((t) => t.lexeme);
+    const idfs = terms.map((t) => t.idf);
+    const avgdl = terms[0]?.avgdl ?? 1;
+    // BM25 (k1 1.2, b 0.75) with BM25F-style field weights: a term in the fact counts 1, in its context CONTEXT_WEIGHT.
+    const f8 = (x: number) => sql`${x}::float8`;
+    const bm25 = sql`(select coalesce(sum(q.idf * x.tf * ${f8(K1 + 1)}
+          / (x.tf + ${f8(K1)} * (1 - ${f8(B)} + ${f8(B)} * k.doc_len / ${f8(avgdl)}))), 0)
+        from (select u.lexeme, ${f8(CONTEXT_WEIGHT)} * cardinality(u.positions)
+                + ${f8(1 - CONTEXT_WEIGHT)} * cardinality(array_positions(u.weights, 'A')) as tf
+              from unnest(k.tsv) u) x
+        join unnest(${lexemes}::text[], ${idfs}::float8[]) as q(lexeme, idf) on q.lexeme = x.lexeme)`;
+    const bestIdf = Math.max(0, ...idfs, words.length > 0 ? 1 : 0);
+    const similarity = words.length > 0 ? sql`${f8(bestIdf)} * ${this.similaritySql(words)}` : sql`0`;
     const rows = await sql<{ fact_id: string; text: string; rank: number; exact: boolean; headline: string }>`
-      select fact_id, text, exact, rank, case when exact then ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS}) else '' end as headline
-      from (select fact_id, text, tsv @@ ${tsq} as exact,
-              ts_rank_cd(tsv, ${tsq}, 32) + ${words.length > 0 ? sql`0.05 * ${this.similaritySql(words)}` : sql`0`} as rank
-            from keyword_facts where ${match}) m
+      select fact_id, text, exact, rank,
+        case when not exact then ''
+             when ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS}) like '%<mark>%'
+               then ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS})
+             else ts_headline('english', context, ${tsq}, ${HEADLINE_OPTS}) end as headline
+      from (select fact_id, text, context, tsv @@ ${tsq} as exact, ${bm25} + ${similarity} as rank
+            from keyword_facts k where ${match}) m
       order by rank desc, fact_id limit ${q.limit}`.execute(this.db);
     const best = Math.max(...rows.rows.map((r) => Number(r.rank)), Number.EPSILON);
     const hits: KeywordHit[] = rows.rows.map((r) => ({
@@ -85,17 +119,47 @@ export class PostgresKeywordIndex implements KeywordIndex {
     };
   }
 
-  /** OR of the query's terms (natural questions rarely contain every word), or web-search syntax when used; with proximity, terms within N words. */
-  private async tsquery(q: KeywordQuery): Promise<RawBuilder<unknown>> {
+  /**
+   * The query's English lexemes (stemmed, stop words out; `-word` exclusions left out) with their BM25
+   * idf = ln(1 + (N − df + 0.5) / (df + 0.5)) over the whole index, and the index's mean document length.
+   * Lexemes no document holds are dropped.
+   */
+  private async queryTerms(query: string): Promise<QueryTerm[]> {
+    const positive = query.replace(/(^|\s)-[\p{L}\p{N}_]+/gu, ' ');
+    const r = await sql<{ lexeme: string; df: number; docs: number; tokens: number }>`
+      select t.lexeme, t.df, s.docs, s.tokens
+      from (select distinct lexeme from unnest(to_tsvector('english', ${positive}))) q
+      join keyword_terms t on t.lexeme = q.lexeme and t.df > 0
+      cross join keyword_stats s`.execute(this.db);
+    return r.rows.map((x) => {
+      const docs = Number(x.docs);
+      const df = Number(x.df);
+      return {
+        lexeme: x.lexeme,
+        df,
+        docs,
+        idf: Math.log(1 + (docs - df + 0.5) / (df + 0.5)),
+        avgdl: docs > 0 ? Math.max(1, Number(x.tokens) / docs) : 1,
+      };
+    });
+  }
+
+  /**
+   * Which facts match: with proximity, the query's terms within N words of each other (tsquery distance
+   * operators, either order); with web-search syntax (quotes, ` -word`, OR), websearch_to_tsquery; else
+   * any of the query's terms, leaving out those in more than COMMON_SHARE of all facts when a rarer one is
+   * there (they still count in the ranking; like Elasticsearch's common-terms cutoff).
+   */
+  private async tsquery(q: KeywordQuery, terms: readonly QueryTerm[]): Promise<RawBuilder<unknown>> {
     if (q.proximity && q.proximity > 0) {
       const lex = await sql<{
         lexeme: string;
       }>`select lexeme from unnest(to_tsvector('english', ${q.query})) order by positions[1]`.execute(this.db);
-      const terms = lex.rows.map((r) => `'${r.lexeme.replaceAll("'", "''")}'`);
-      if (terms.length >= 2) {
+      const quoted = lex.rows.map((r) => `'${r.lexeme.replaceAll("'", "''")}'`);
+      if (quoted.length >= 2) {
         const n = Math.min(q.proximity, 20);
-        const pairs = terms.slice(1).map((b, i) => {
-          const a = terms[i]!;
+        const pairs = quoted.slice(1).map((b, i) => {
+          const a = quoted[i]!;
           const alts = Array.from({ length: n }, (_, d) => [`${a} <${d + 1}> ${b}`, `${b} <${d + 1}> ${a}`]).flat();
           return `(${alts.join(' | ')})`;
         });
@@ -103,6 +167,10 @@ export class PostgresKeywordIndex implements KeywordIndex {
       }
     }
     if (WEBSEARCH_SYNTAX.test(q.query)) return sql`websearch_to_tsquery('english', ${q.query})`;
+    const rare = terms.filter((t) => t.df <= COMMON_SHARE * t.docs);
+    if (rare.length > 0 && rare.length < terms.length) {
+      return sql`${rare.map((t) => `'${t.lexeme.replaceAll("'", "''")}'`).join(' | ')}::tsquery`;
+    }
     return sql`replace(plainto_tsquery('english', ${q.query})::text, ' & ', ' | ')::tsquery`;
   }
 
