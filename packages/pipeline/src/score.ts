@@ -1,6 +1,6 @@
 import type { FactType, Importance } from '@atlas/core';
 import type { Classified } from './classify.js';
-import { HIGH_IMPACT, lexTag } from './lexicon.js';
+import { HIGH_IMPACT, isNameWord, lexTag, STOPWORDS } from './lexicon.js';
 import { stripOpeners } from './rewrite.js';
 import { contentWords, wordTokens } from './sentences.js';
 
@@ -24,7 +24,7 @@ export interface ScoreInput {
 export const TYPE_BASE: Record<FactType, number> = {
   decision: 0.62,
   action_item: 0.58,
-  observation: 0.34,
+  observation: 0.4,
   opinion: 0.4,
   question: 0.3,
 };
@@ -33,7 +33,7 @@ const TYPE_CAP: Record<FactType, number> = {
   decision: 1,
   action_item: 0.95,
   observation: 0.92,
-  opinion: 0.8,
+  opinion: 0.79,
   question: 0.72,
 };
 
@@ -80,7 +80,7 @@ export const qualityScore = (x: ScoreInput): number => {
 };
 
 /** The speaker says something about themselves: their life, plans, likes, people, work. */
-const SELF = /\b(I|I'm|I've|I'd|I'll|my|me|we|we're|we've|our|us)\b/;
+const SELF = /\b(I|I'm|I've|I'd|I'll|my|me|we|we're|we've|our|us)\b/i;
 /** A time anchor: when the stated thing happened or will happen. */
 const WHEN =
   /\b(yesterday|today|tonight|tomorrow|ago|recently|last (night|week|weekend|month|year|summer|winter|spring|fall|time)|next (week|weekend|month|year|summer)|this (morning|week|weekend|month|year|summer)|(january|february|march|april|may|june|july|august|september|october|november|december)|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(19|20)\d\d)\b/i;
@@ -89,13 +89,36 @@ const EVENT =
   /\b(went|go(ing)?|visited|started|finished|joined|left|moved|bought|got|made|took|ran|painted|wrote|read|saw|met|adopted|married|graduated|learned|played|won|lost|signed|built|planned|plan(ning)?|decided|want(ed)? to|love[ds]?|like[ds]?|enjoy(ed|s)?|keen on|working (on|as|at)|work(ed)? (at|as|on)|studying|volunteer(ed|ing)?|attend(ed|ing)?|celebrat(ed|ing)|thinking (about|of)|excited (about|for)|thrilled|proud|lucky to have|special to|(big )?fan of|dream (of|to)|gift from|(I'm|I am|we're|we are) \w+ing)\b/i;
 
 /**
+ * A first-person clause: "I"/"we" (through auxiliaries and adverbs: "I've been", "we just") followed by
+ * a content word, which after a subject is the verb or the state ("I play", "I was so happy"); or
+ * "my/our X" with a verb ("my kids are", "our team shipped").
+ */
+const SELF_CLAUSE =
+  /\b(?:I|we)(?:'(?:ve|m|d|ll)|\s+(?:have|had|am|was|were|will|would|also|just|really|finally|recently|always|never|still|usually|even|actually|totally|so|been|got|get|can|could|should|did|do))*\s+([a-z]+)|\b(?:my|our)\s+[a-z]+\s+(?:is|are|was|were|has|have|had|\w+ed)\b/gi;
+
+/** Chat drops the "I": "Been busy volunteering at the shelter.", "Just started aerial yoga.", "Got the tattoo years ago." */
+const ELIDED_SELF =
+  /^(?:(?:just|finally|also|recently|still)\s+)?(?:been|started|got|went|had|made|took|tried|finished|joined|bought|visited|spent|gonna|going to|planning|thinking|working|hoping|loving|trying)\b/i;
+
+const selfClause = (sentence: string): boolean => {
+  if (ELIDED_SELF.test(sentence)) return true;
+  for (const m of sentence.replace(/’/g, "'").matchAll(SELF_CLAUSE)) {
+    const word = m[1]?.toLowerCase();
+    if (word === undefined || (!STOPWORDS.has(word) && word !== 'not')) return true;
+  }
+  return false;
+};
+
+/**
  * Personal facts (spec "Memory": observations and context, 0.5-0.8): a first-person statement of a
  * concrete event or state, more so with a time anchor. Technical chat rarely trips it; conversational
- * memory (who did what, when) depends on it.
+ * memory (who did what, when) depends on it. A known event verb gives 0.18, another first-person clause
+ * 0.14, a sentence that only mentions the speaker 0.04-0.08; a time anchor adds 0.08.
  */
 const personal = (sentence: string, content: number): number => {
-  if (!SELF.test(sentence) || content < 3) return 0;
-  return (EVENT.test(sentence) ? 0.18 : content >= 5 ? 0.08 : 0.04) + (WHEN.test(sentence) ? 0.08 : 0);
+  if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < 3) return 0;
+  const clause = EVENT.test(sentence) ? 0.18 : selfClause(sentence) ? 0.14 : content >= 5 ? 0.08 : 0.04;
+  return clause + (WHEN.test(sentence) ? 0.08 : 0);
 };
 
 const CLAIM =
@@ -107,11 +130,29 @@ const actionability = (cls: Classified, content: number): number => {
   return (cls.deadline ? 0.06 : 0) + (cls.owner && cls.owner !== 'someone' ? 0.02 : 0) + (content >= 3 ? 0.02 : 0);
 };
 
+/** Words of pleasantries, praise and reactions: they carry tone, not facts. */
+const PLEASANTRY = new Set(
+  `wow woah whoa aww yay woohoo hey hi hello thanks thank cool great awesome amazing glad sweet nice love loved lovely
+  congrats congratulations good luck yeah yep yup yes sure totally definitely haha lol omg fun happy excited proud
+  inspiring wonderful fantastic beautiful cute incredible impressive brave best rock rocks appreciate appreciated
+  support supportive kind care caring hug hugs wish wishing hope hoping keep up work job doing look looks looking
+  sounds sound awesome right true agree agreed thing things stuff lot lots much pretty really kinda gonna wanna
+  feel feeling feels`.split(/\s+/),
+);
+
+/**
+ * A pleasantry, praise or reaction: fewer than three words remain once stop words, pleasantry words and
+ * names are gone ("Wow, that's so cool, Caroline!", "You're doing an awesome job!", "Thanks, glad you like it").
+ */
+const phatic = (sentence: string): boolean =>
+  contentWords(wordTokens(sentence)).filter((w) => !PLEASANTRY.has(w) && !/^[A-Z]/.test(w) && !isNameWord(w)).length <
+  3;
+
 const penalties = (x: ScoreInput, chars: number, words: number, self: number): number => {
   let p = 0;
   // Short is vague, unless it is a release headline or a dated personal event ("I painted that lake last year").
   const datedEvent = self >= 0.26 && words >= 7;
-  if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent ? 0.1 : 0.3;
+  if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent ? 0.1 : 0.36;
   else if (chars < 60) p += 0.08;
   if (x.cls.type === 'action_item' && x.specifics === 0 && VAGUE_OBJECT.test(x.sentence)) p += 0.1;
   if (chars > 260 || words > 50) p += 0.06;
@@ -123,6 +164,7 @@ const penalties = (x: ScoreInput, chars: number, words: number, self: number): n
   if (x.isBot) p += 0.1;
   if (!hasVerb(x.sentence)) p += 0.1;
   if (x.lang !== 'en') p += 0.25;
+  if (phatic(x.sentence)) p += 0.15;
   return p;
 };
 
