@@ -96,6 +96,9 @@ const EVENT =
 const SELF_CLAUSE =
   /\b(?:I|we)(?:'(?:ve|m|d|ll)|\s+(?:have|had|am|was|were|will|would|also|just|really|finally|recently|always|never|still|usually|even|actually|totally|so|been|got|get|can|could|should|did|do))*\s+([a-z]+)|\b(?:my|our)\s+[a-z]+\s+(?:is|are|was|were|has|have|had|\w+ed)\b/gi;
 
+/** Who or what something is called: a name given to a person, pet, place or thing. */
+const NAMING = /\b(?:name is|names are|named|called)\s+["“']?[A-Z][\w'-]+/;
+
 /** Chat drops the "I": "Been busy volunteering at the shelter.", "Just started aerial yoga.", "Got the tattoo years ago." */
 const ELIDED_SELF =
   /^(?:(?:just|finally|also|recently|still)\s+)?(?:been|started|got|went|had|made|took|tried|finished|joined|bought|visited|spent|gonna|going to|planning|thinking|working|hoping|loving|trying)\b/i;
@@ -116,8 +119,10 @@ const selfClause = (sentence: string): boolean => {
  * 0.14, a sentence that only mentions the speaker 0.04-0.08; a time anchor adds 0.08.
  */
 const personal = (sentence: string, content: number): number => {
+  if (NAMING.test(sentence) && content >= 2) return 0.18; // "Her name is Shadow!", "our son, named Kyle"
   if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < 3) return 0;
-  const clause = EVENT.test(sentence) ? 0.18 : selfClause(sentence) ? 0.14 : content >= 5 ? 0.08 : 0.04;
+  const clause =
+    EVENT.test(sentence) || NAMING.test(sentence) ? 0.18 : selfClause(sentence) ? 0.14 : content >= 5 ? 0.08 : 0.04;
   return clause + (WHEN.test(sentence) ? 0.08 : 0);
 };
 
@@ -148,11 +153,16 @@ const phatic = (sentence: string): boolean =>
   contentWords(wordTokens(sentence)).filter((w) => !PLEASANTRY.has(w) && !/^[A-Z]/.test(w) && !isNameWord(w)).length <
   3;
 
+/** A sentence that stops mid-thought: "… and got.", "… with the:", "… do lein new ....." */
+const DANGLING = /\b(and|or|but|got|to|the|a|an|with|of|for|like)\W*$|[:;,]\s*$|(\.{2,}|…)\s*$/i;
+
 const penalties = (x: ScoreInput, chars: number, words: number, self: number): number => {
   let p = 0;
   // Short is vague, unless it is a release headline or a dated personal event ("I painted that lake last year").
   const datedEvent = self >= 0.26 && words >= 7;
-  if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent ? 0.1 : 0.36;
+  // A short first-person statement of 6+ words that does not trail off ("I'm planning a trip to the East Coast.").
+  const selfStatement = self >= 0.14 && words >= 6 && !DANGLING.test(x.sentence);
+  if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent || selfStatement ? 0.1 : 0.36;
   else if (chars < 60) p += 0.08;
   if (x.cls.type === 'action_item' && x.specifics === 0 && VAGUE_OBJECT.test(x.sentence)) p += 0.1;
   if (chars > 260 || words > 50) p += 0.06;
