@@ -61,7 +61,7 @@ describe('atlas CLI end to end (real exports)', () => {
       expect(r.code).toBe(0);
       summaries.set(i.name, r.stdout);
     }
-  }, 300_000);
+  }, 600_000); // three real exports through every projector, the local encoder included
 
   it('prints channels, messages, facts and seconds for each import', () => {
     expect(summaries.get('slack-olake')).toMatch(

@@ -51,7 +51,7 @@ for (const profile of profiles) {
       await waitForProjectors(rt);
       await Promise.all(subs.map((s) => s.stop()));
       for (const [name, q] of Object.entries(STORES)) before[name] = await digest(rt, q);
-    }, 180_000);
+    }, 300_000);
     afterAll(async () => rt?.close());
 
     it('keyword: every fact re-indexed, the index identical', async () => {

@@ -16,7 +16,12 @@ export const embedSets = async (
   { embedder, vectors }: Omit<EmbeddingsDeps, 'backlog'>,
 ): Promise<void> => {
   const facts = sets.flatMap((s) => s.facts.map((f) => ({ s, f })));
-  const embedded = facts.length > 0 ? await embedder.embed(facts.map(({ s, f }) => embeddingText(f, s))) : [];
+  // Facts of one message often share their embedding text: embed each distinct text once.
+  const texts = facts.map(({ s, f }) => embeddingText(f, s));
+  const distinct = [...new Set(texts)];
+  const vectorsOf = new Map<string, number[]>();
+  if (distinct.length > 0) (await embedder.embed(distinct)).forEach((v, i) => vectorsOf.set(distinct[i]!, v));
+  const embedded = texts.map((t) => vectorsOf.get(t)!);
   const byMessage = new Map<string, FactVector[]>(sets.map((s) => [s.messageId, []]));
   facts.forEach(({ s, f }, i) => {
     byMessage.get(s.messageId)!.push({ ...filterFields(s, f), model: embedder.id, vector: embedded[i]! });

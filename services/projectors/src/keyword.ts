@@ -29,9 +29,14 @@ export type SetContext = Pick<FactsExtracted, 'sourceText' | 'contextText'>;
 export const searchContext = (f: Pick<Fact, 'authorName'>, s: SetContext): string =>
   [`${f.authorName}:`, s.sourceText, s.contextText].filter((x) => x.length > 0).join('\n');
 
-/** Pure: the text a fact's vector is computed from: the fact, then its search context (see searchContext). */
+/**
+ * Pure: the text a fact's vector is computed from: `Author: <whole source message>` (the fact's own text
+ * on v1 events). One vector per message, shared by its facts: with the local encoder that embeds half
+ * the characters of fact + context + previous turn, ingests twice as fast and loses 0.3 points of
+ * hybrid recall@10 on LoCoMo (bench:retrieval).
+ */
 export const embeddingText = (f: Pick<Fact, 'authorName' | 'memoryText'>, s: SetContext): string =>
-  [f.memoryText, searchContext(f, s)].join('\n');
+  `${f.authorName}: ${s.sourceText || f.memoryText}`;
 
 /** Pure: the keyword documents of one fact set. */
 export const toKeywordDocs = (s: FactsExtracted): KeywordDoc[] =>
