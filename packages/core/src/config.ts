@@ -27,6 +27,11 @@ export const ConfigSchema = z.object({
   /** Elasticsearch (or OpenSearch) for the keyword index; else Postgres full text. */
   ELASTICSEARCH_URL: z.string().url().optional(),
   ELASTICSEARCH_INDEX: z.string().default('atlas-facts'),
+  /** Qdrant for fact vectors; else pgvector in the database. */
+  QDRANT_URL: z.string().url().optional(),
+  QDRANT_API_KEY: z.string().optional(),
+  /** Collection name prefix; the collection is `<prefix>_<dim>`. */
+  QDRANT_COLLECTION: z.string().default('atlas_facts'),
   /** `local` (the sentence encoder shipped in npm), `openai` (any OpenAI-compatible endpoint) or `none`. */
   EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
   EMBEDDING_BASE_URL: z.string().optional(),

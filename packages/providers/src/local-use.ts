@@ -24,6 +24,8 @@ export class LocalSentenceEncoder implements Embedder {
         // An empty string crashes the graph and takes the batch down with it.
         const batch = texts.slice(i, i + BATCH).map((t) => (t.trim().length === 0 ? ' ' : t.slice(0, 2000)));
         out.push(...(await model.embed(batch)));
+        // The model computes on this thread: let timers run between batches (Kafka heartbeats, HTTP requests).
+        await new Promise((resolve) => setImmediate(resolve));
       }
       return out;
     } catch (err) {

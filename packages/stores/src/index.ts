@@ -12,3 +12,4 @@ export * from './testing.js';
 export * from './vector/backlog.js';
 export * from './vector/pgvector-store.js';
 export type * from './vector/port.js';
+export * from './vector/qdrant-store.js';

@@ -32,6 +32,7 @@ import {
   openDatabase,
   PgVectorStore,
   PostgresKeywordIndex,
+  QdrantVectorStore,
   ThreadRootStore,
   type VectorStore,
 } from '@atlas/stores';
@@ -120,15 +121,21 @@ const openEmbeddings = async (
   const embedder = createEmbedder(cfg);
   if (!embedder) return { embeddings: null, reason: 'EMBEDDING_PROVIDER is none' };
   try {
-    await migrateVectors(db, embedder.dim);
+    // Qdrant when configured (its collection is made on first use); else pgvector beside the other stores.
+    if (!cfg.QDRANT_URL) await migrateVectors(db, embedder.dim);
     await migrateEmbeddingBacklog(db);
   } catch (err) {
     return { embeddings: null, reason: `no vector store: ${err instanceof Error ? err.message : String(err)}` };
   }
-  return {
-    embeddings: { embedder, vectors: new PgVectorStore(db, embedder.dim), backlog: new EmbeddingBacklog(db) },
-    reason: null,
-  };
+  const vectors = cfg.QDRANT_URL
+    ? new QdrantVectorStore({
+        url: cfg.QDRANT_URL,
+        apiKey: cfg.QDRANT_API_KEY,
+        collection: cfg.QDRANT_COLLECTION,
+        dim: embedder.dim,
+      })
+    : new PgVectorStore(db, embedder.dim);
+  return { embeddings: { embedder, vectors, backlog: new EmbeddingBacklog(db) }, reason: null };
 };
 
 export const PROJECTORS = [documentsProjector, factsProjector, keywordProjector, embeddingsProjector] as const;

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { deterministicId } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../db.js';
 import { freshChannelId } from '../test-fixtures.js';
 import { migrateVectors, PgVectorStore } from './pgvector-store.js';
 import type { FactVector, VectorStore } from './port.js';
+import { QdrantVectorStore } from './qdrant-store.js';
 
 const DIM = 4;
 const unit = (v: number[]) => {
@@ -33,6 +35,20 @@ const open: Record<string, () => Promise<{ store: VectorStore; close: () => Prom
     return { store: new PgVectorStore(h.db, DIM), close: h.close };
   },
 };
+
+// Qdrant when listed (no Qdrant server can run on the project's own machines: research/infra.md §5).
+const qdrantUrl = process.env.ATLAS_TEST_QDRANT_URL;
+if (qdrantUrl) {
+  open[`qdrant/${qdrantUrl}`] = async () => {
+    const store = new QdrantVectorStore({
+      url: qdrantUrl,
+      collection: `atlas_test_${randomUUID().slice(0, 8)}`,
+      dim: DIM,
+    });
+    await store.ensureCollection();
+    return { store, close: () => store.drop() };
+  };
+}
 
 for (const [name, factory] of Object.entries(open)) {
   describe(`${name}: VectorStore`, () => {
