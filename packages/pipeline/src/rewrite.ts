@@ -150,7 +150,19 @@ export interface RewriteInput {
  * questions as `Alice asked: "…"`, requests as `Alice asked Bob to …`, unattributed opinions as
  * `Alice thinks …`, and short or anaphoric replies suffixed with the thread root they answer.
  */
+/** A shared file described in brackets, as importers write captions and alt texts: `[image: a photo of a lake]`. */
+export const MEDIA_CAPTION = /^\[(image|photo|picture|video|file|attachment):\s*(.+?)\]$/i;
+
 export const buildMemoryText = ({ sentence, cls, author, thread, isReply, mentions }: RewriteInput): string => {
+  const media = sentence.trim().match(MEDIA_CAPTION);
+  if (media)
+    return truncate(
+      finish(
+        `${author} shared ${/^[aeiou]/i.test(media[1]!) ? 'an' : 'a'} ${media[1]!.toLowerCase()}: ${media[2]}`,
+        author,
+      ),
+      MEMORY_TEXT_MAX,
+    );
   const anaphoric = ANAPHORIC.test(sentence.replace(ADDRESSEE, ''));
   const { text, addressees } = stripOpeners(sentence, mentions);
   let body = text.replace(/\s*:\s*$/, '.').replace(/^\((.*)\)([.!]?)$/, '$1$2');

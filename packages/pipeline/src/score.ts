@@ -1,7 +1,7 @@
 import type { FactType, Importance } from '@atlas/core';
 import type { Classified } from './classify.js';
 import { HIGH_IMPACT, isNameWord, lexTag, STOPWORDS } from './lexicon.js';
-import { stripOpeners } from './rewrite.js';
+import { MEDIA_CAPTION, stripOpeners } from './rewrite.js';
 import { contentWords, wordTokens } from './sentences.js';
 
 /** The signals the quality score reads, all measured on the source sentence (not the rewritten text). */
@@ -96,6 +96,9 @@ const EVENT =
 const SELF_CLAUSE =
   /\b(?:I|we)(?:'(?:ve|m|d|ll)|\s+(?:have|had|am|was|were|will|would|also|just|really|finally|recently|always|never|still|usually|even|actually|totally|so|been|got|get|can|could|should|did|do))*\s+([a-z]+)|\b(?:my|our)\s+[a-z]+\s+(?:is|are|was|were|has|have|had|\w+ed)\b/gi;
 
+/** Showing something of one's own: "Here's a pic of my family camping at the beach", "Check out my painting". */
+const SHARING = /\b(?:here's|here is|check out|take a look at|look at|this is)\b.*\b(?:my|our)\s+\w+/i;
+
 /** Who or what something is called: a name given to a person, pet, place or thing. */
 const NAMING = /\b(?:name is|names are|named|called)\s+["“']?[A-Z][\w'-]+/;
 
@@ -120,6 +123,7 @@ const selfClause = (sentence: string): boolean => {
  */
 const personal = (sentence: string, content: number): number => {
   if (NAMING.test(sentence) && content >= 2) return 0.18; // "Her name is Shadow!", "our son, named Kyle"
+  if ((MEDIA_CAPTION.test(sentence.trim()) || SHARING.test(sentence)) && content >= 3) return 0.14;
   if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < 3) return 0;
   const clause =
     EVENT.test(sentence) || NAMING.test(sentence) ? 0.18 : selfClause(sentence) ? 0.14 : content >= 5 ? 0.08 : 0.04;
