@@ -294,7 +294,8 @@ const toSource = (d: KeywordDoc) => ({
 
 /** The scoring part of the query (`must`/`should`/`must_not` of the outer bool; the filters are added by search). */
 const textQuery = (q: KeywordQuery): estypes.QueryDslBoolQuery => {
-  // BM25 on the fact's text plus half of BM25 on its context (summed: `most_fields`), as the Postgres adapter ranks.
+  // BM25 on the fact's text plus half of BM25 on its context (summed: `most_fields`). The Postgres adapter folds both
+  // fields into one BM25 with weighted term frequencies (BM25F-like): the same preferences, not identical scores.
   const anyWord: Query = {
     multi_match: { query: q.query, fields: ['text', 'context^0.5'], type: 'most_fields', operator: 'or' },
   };
