@@ -20,7 +20,10 @@ export const embedSets = async (
   const texts = facts.map(({ s, f }) => embeddingText(f, s));
   const distinct = [...new Set(texts)];
   const vectorsOf = new Map<string, number[]>();
-  if (distinct.length > 0) (await embedder.embed(distinct)).forEach((v, i) => vectorsOf.set(distinct[i]!, v));
+  if (distinct.length > 0) {
+    const vectors = await embedder.embed(distinct);
+    for (const [i, text] of distinct.entries()) vectorsOf.set(text, vectors[i]!);
+  }
   const embedded = texts.map((t) => vectorsOf.get(t)!);
   const byMessage = new Map<string, FactVector[]>(sets.map((s) => [s.messageId, []]));
   facts.forEach(({ s, f }, i) => {
