@@ -33,10 +33,13 @@ export const searchContext = (f: Pick<Fact, 'authorName'>, s: SetContext): strin
  * Pure: the text a fact's vector is computed from: `Author: <whole source message>` (the fact's own text
  * on v1 events). One vector per message, shared by its facts: with the local encoder that embeds half
  * the characters of fact + context + previous turn, ingests twice as fast and loses 0.3 points of
- * hybrid recall@10 on LoCoMo (bench:retrieval).
+ * hybrid recall@10 on LoCoMo (bench:retrieval). At most EMBEDDING_CHARS characters.
  */
 export const embeddingText = (f: Pick<Fact, 'authorName' | 'memoryText'>, s: SetContext): string =>
-  `${f.authorName}: ${s.sourceText || f.memoryText}`;
+  `${f.authorName}: ${s.sourceText || f.memoryText}`.slice(0, EMBEDDING_CHARS);
+
+/** Characters of a message that are embedded: the encoder's cost grows faster than the text (bench:import). */
+export const EMBEDDING_CHARS = 400;
 
 /** Pure: the keyword documents of one fact set. */
 export const toKeywordDocs = (s: FactsExtracted): KeywordDoc[] =>
