@@ -85,17 +85,17 @@ export const factsProjector: Projector<FactsDeps> = {
       if (e.type === 'MessageDeleted') {
         const d = e.data as MessageDeleted;
         out.push(
-          factSet(
-            d.messageId,
-            d.platform,
-            d.channelId,
-            d.platformMessageId,
-            deps.extractor.id,
+          factSet({
+            messageId: d.messageId,
+            platform: d.platform,
+            channelId: d.channelId,
+            sourceMessageId: d.platformMessageId,
+            extractor: deps.extractor.id,
             extractedAt,
-            [],
-            '',
-            '',
-          ),
+            facts: [],
+            sourceText: '',
+            contextText: '',
+          }),
         );
         continue;
       }
@@ -109,17 +109,17 @@ export const factsProjector: Projector<FactsDeps> = {
       const text = preprocess(m).text;
       const context = facts.length > 0 ? conversationContext(m, root, tails.get(m.channelId)) : '';
       out.push(
-        factSet(
-          m.messageId,
-          m.platform,
-          m.channelId,
-          m.platformMessageId,
-          deps.extractor.id,
+        factSet({
+          messageId: m.messageId,
+          platform: m.platform,
+          channelId: m.channelId,
+          sourceMessageId: m.platformMessageId,
+          extractor: deps.extractor.id,
           extractedAt,
           facts,
-          facts.length > 0 ? text.slice(0, SOURCE_CHARS) : '',
-          context,
-        ),
+          sourceText: facts.length > 0 ? text.slice(0, SOURCE_CHARS) : '',
+          contextText: context,
+        }),
       );
       if (inChannelFlow(m)) {
         const last = tails.get(m.channelId);
@@ -137,7 +137,7 @@ export const factsProjector: Projector<FactsDeps> = {
         const r = {
           channelId: m.channelId,
           rootId: m.platformMessageId,
-          text: text.slice(0, 400),
+          text: text.slice(0, CONTEXT_CHARS),
           authorName: m.author.name,
         };
         roots.push(r);
@@ -150,18 +150,8 @@ export const factsProjector: Projector<FactsDeps> = {
   },
 };
 
-const factSet = (
-  messageId: string,
-  platform: FactsExtracted['platform'],
-  channelId: string,
-  sourceMessageId: string,
-  extractor: string,
-  extractedAt: string,
-  facts: FactsExtracted['facts'],
-  sourceText: string,
-  contextText: string,
-): NewEvent<'FactsExtracted'> => ({
+const factSet = (data: FactsExtracted): NewEvent<'FactsExtracted'> => ({
   type: 'FactsExtracted',
-  key: channelId,
-  data: { messageId, platform, channelId, sourceMessageId, extractor, extractedAt, facts, sourceText, contextText },
+  key: data.channelId,
+  data,
 });

@@ -97,15 +97,15 @@ export class PostgresKeywordIndex implements KeywordIndex {
         join unnest(${lexemes}::text[], ${idfs}::float8[]) as q(lexeme, idf) on q.lexeme = x.lexeme)`;
     const bestIdf = Math.max(0, ...idfs, words.length > 0 ? 1 : 0);
     const similarity = words.length > 0 ? sql`${f8(bestIdf)} * ${this.similaritySql(words)}` : sql`0`;
+    // Highlights for the returned rows only: from the fact's text, else from its context (a context-only match).
     const rows = await sql<{ fact_id: string; text: string; rank: number; exact: boolean; headline: string }>`
       select fact_id, text, exact, rank,
-        case when not exact then ''
-             when ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS}) like '%<mark>%'
-               then ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS})
+        case when not exact then '' when own.h like '%<mark>%' then own.h
              else ts_headline('english', context, ${tsq}, ${HEADLINE_OPTS}) end as headline
       from (select fact_id, text, context, tsv @@ ${tsq} as exact, ${bm25} + ${similarity} as rank
-            from keyword_facts k where ${match}) m
-      order by rank desc, fact_id limit ${q.limit}`.execute(this.db);
+            from keyword_facts k where ${match} order by rank desc, fact_id limit ${q.limit}) m
+      cross join lateral (select case when exact then ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS}) end as h) own
+      order by rank desc, fact_id`.execute(this.db);
     const best = Math.max(...rows.rows.map((r) => Number(r.rank)), Number.EPSILON);
     const hits: KeywordHit[] = rows.rows.map((r) => ({
       factId: r.fact_id,
