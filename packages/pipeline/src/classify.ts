@@ -49,9 +49,18 @@ const QUESTION_OPENER =
 const OPINION =
   /\b(i think|i believe|i feel|i'd say|imo|imho|in my (opinion|experience)|i (would |'d )?prefer|i'd rather|i (really )?(like|love|hate|dislike|enjoy)|i don'?t (like|think)|not a (big )?fan|personally|i'd (recommend|suggest|go with|use|avoid)|i (recommend|suggest)|you (should|shouldn'?t)|we should|one should|should (probably|really)|better than|worse than|(is|are|was|looks|seems) (much |way |a lot )?(better|worse|nicer|cleaner|easier|harder|simpler|faster|slower)|overkill|(the )?(best|worst|right|wrong) (way|choice|decision|approach|tool)|a (good|bad|great|terrible) (idea|fit|choice)|(is|are|was|were) (pretty |really |very |quite |so |super |kinda )?(nice|great|good|bad|lame|awesome|terrible|sexy|cool|useful|useless|painful|annoying|confusing|handy|elegant|ugly|neat|amazing|horrible|awful|weird))\b/i;
 
+/**
+ * A statement closed by a tag question ("The pic is just stunning, eh?", "Sunflowers mean warmth, right?"): it asks
+ * for agreement, not for an answer, so the sentence states its content.
+ */
+const TAG_QUESTION =
+  /[,\s-]\s*(eh|right|huh|yeah|no|ok|okay|innit|you know|isn't it|aren't they|wasn't it|don't you think|didn't it|don't they)\s*\?+[\s)]*$/i;
+const tagQuestion = (s: string): boolean =>
+  TAG_QUESTION.test(s) && !QUESTION_OPENER.test(s) && s.split(/\s+/).length >= 5;
+
 /** True when a sentence is a question: it ends with `?` (a trailing link allowed) or opens with an interrogative. */
 export const isQuestionSentence = (s: string): boolean =>
-  /\?[\s)]*$/.test(s.replace(/\s*https?:\/\/\S+$/, '')) ||
+  (/\?[\s)]*$/.test(s.replace(/\s*https?:\/\/\S+$/, '')) && !tagQuestion(s)) ||
   (QUESTION_OPENER.test(s) && !/[.!]$/.test(s)) ||
   /^(do|does) (you|anyone|anybody) (think|know)\b/i.test(s);
 

@@ -22,6 +22,20 @@ describe('personal facts (first-person events and states, real LoCoMo turns)', (
     ).toMatch(/Sweden/);
   });
 
+  it('keeps a short statement of a pastime or possession, and an experience ("I had an interview …")', async () => {
+    expect((await kept('Yeah, I play clarinet!')).map((f) => f.memoryText).join(' ')).toMatch(/Melanie plays clarinet/);
+    expect(
+      (await kept('Thanks! Really appreciate you keeping me in the loop')).map((f) => f.memoryText).join(' '),
+    ).toMatch(/Gina had an interview for a design internship yesterday/);
+  });
+
+  it('reads a statement closed by a tag question ("…, eh?") as a statement', async () => {
+    const facts = await kept('Hey Mel, long time no chat! I had a wicked day out with the gang');
+    expect(facts.map((f) => `${f.factType}: ${f.memoryText}`).join(' ')).toMatch(
+      /observation: Caroline had a wicked day/,
+    );
+  });
+
   it('still drops pleasantries without a fact', async () => {
     expect(await kept('Hey Mel! Good to see you! How have you been?')).toEqual([]);
   });

@@ -86,7 +86,7 @@ const WHEN =
   /\b(yesterday|today|tonight|tomorrow|ago|recently|last (night|week|weekend|month|year|summer|winter|spring|fall|time)|next (week|weekend|month|year|summer)|this (morning|week|weekend|month|year|summer)|(january|february|march|april|may|june|july|august|september|october|november|december)|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(19|20)\d\d)\b/i;
 /** Verbs of a concrete personal event or state (did, went, started, bought, joined, adopted, love, plan …). */
 const EVENT =
-  /\b(went|go(ing)?|visited|started|finished|joined|left|moved|bought|got|made|took|ran|painted|wrote|read|saw|met|adopted|married|graduated|learned|played|won|lost|signed|built|planned|plan(ning)?|decided|want(ed)? to|love[ds]?|like[ds]?|enjoy(ed|s)?|keen on|working (on|as|at)|work(ed)? (at|as|on)|studying|volunteer(ed|ing)?|attend(ed|ing)?|celebrat(ed|ing)|thinking (about|of)|excited (about|for)|thrilled|proud|lucky to have|special to|(big )?fan of|dream (of|to)|gift from|(I'm|I am|we're|we are) \w+ing)\b/i;
+  /\b(went|go(ing)?|visited|started|finished|joined|left|moved|bought|got|made|took|ran|painted|wrote|read|saw|met|adopted|married|graduated|learned|played|won|lost|signed|built|planned|plan(ning)?|decided|want(ed)? to|love[ds]?|like[ds]?|enjoy(ed|s)?|keen on|working (on|as|at)|work(ed)? (at|as|on)|studying|volunteer(ed|ing)?|attend(ed|ing)?|celebrat(ed|ing)|thinking (about|of)|excited (about|for)|thrilled|proud|lucky to have|special to|(big )?fan of|dream (of|to)|gift from|(I'm|I am|we're|we are) \w+ing|(I|we) had (a|an))\b/i;
 
 /**
  * A first-person clause: "I"/"we" (through auxiliaries and adverbs: "I've been", "we just") followed by
@@ -95,6 +95,13 @@ const EVENT =
  */
 const SELF_CLAUSE =
   /\b(?:I|we)(?:'(?:ve|m|d|ll)|\s+(?:have|had|am|was|were|will|would|also|just|really|finally|recently|always|never|still|usually|even|actually|totally|so|been|got|get|can|could|should|did|do))*\s+([a-z]+)|\b(?:my|our)\s+[a-z]+\s+(?:is|are|was|were|has|have|had|\w+ed)\b/gi;
+
+/**
+ * A present-tense statement of what the speaker does or has: a habit, a pastime, a home, a possession ("I play
+ * clarinet", "I go running every morning", "we live in Boston", "I have a guinea pig"). Short, but a fact to keep.
+ */
+const HABIT =
+  /\b(?:I|we)\s+(?:usually\s+|often\s+|also\s+|still\s+|now\s+|actually\s+)?(?:play|go|run|paint|draw|write|cook|bake|swim|hike|teach|work|study|live|own|collect|volunteer|practi[cs]e|have\s+(?!(?:a|an|any|some|no|the)\s+(?:question|problem|issue|doubt|idea|feeling|look|go|try|clue)\b))\s+[\w-]+/i;
 
 /** Showing something of one's own: "Here's a pic of my family camping at the beach", "Check out my painting". */
 const SHARING = /\b(?:here's|here is|check out|take a look at|look at|this is)\b.*\b(?:my|our)\s+\w+/i;
@@ -127,9 +134,15 @@ const selfClause = (sentence: string): boolean => {
 const personal = (sentence: string, content: number): number => {
   if (NAMING.test(sentence) && content >= 2) return 0.18; // "Her name is Shadow!", "our son, named Kyle"
   if ((MEDIA_CAPTION.test(sentence.trim()) || SHARING.test(sentence)) && content >= 3) return 0.14;
-  if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < 3) return 0;
+  if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < (HABIT.test(sentence) ? 2 : 3)) return 0;
   const clause =
-    EVENT.test(sentence) || NAMING.test(sentence) ? 0.18 : selfClause(sentence) ? 0.14 : content >= 5 ? 0.08 : 0.04;
+    EVENT.test(sentence) || NAMING.test(sentence) || HABIT.test(sentence)
+      ? 0.18
+      : selfClause(sentence)
+        ? 0.14
+        : content >= 5
+          ? 0.08
+          : 0.04;
   return clause + (WHEN.test(sentence) ? 0.08 : 0);
 };
 
@@ -167,8 +180,9 @@ const penalties = (x: ScoreInput, chars: number, words: number, self: number): n
   let p = 0;
   // Short is vague, unless it is a release headline or a dated personal event ("I painted that lake last year").
   const datedEvent = self >= 0.26 && words >= 7;
-  // A short first-person statement of 6+ words that does not trail off ("I'm planning a trip to the East Coast.").
-  const selfStatement = self >= 0.14 && words >= 6 && !DANGLING.test(x.sentence);
+  // A short first-person statement of 6+ words, or of a habit or possession (HABIT), that does not trail off
+  // ("I'm planning a trip to the East Coast.", "I play clarinet!").
+  const selfStatement = self >= 0.14 && (words >= 6 || HABIT.test(x.sentence)) && !DANGLING.test(x.sentence);
   if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent || selfStatement ? 0.1 : 0.36;
   else if (chars < 60) p += 0.08;
   if (x.cls.type === 'action_item' && x.specifics === 0 && VAGUE_OBJECT.test(x.sentence)) p += 0.1;
@@ -179,9 +193,9 @@ const penalties = (x: ScoreInput, chars: number, words: number, self: number): n
   if (x.cls.hedged) p += x.cls.type === 'opinion' ? 0.05 : 0.12;
   if (VAGUE_START.test(x.sentence) && !x.hasContext) p += 0.1;
   if (x.isBot) p += 0.1;
-  if (!hasVerb(x.sentence)) p += 0.1;
+  if (!hasVerb(x.sentence) && !HABIT.test(x.sentence)) p += 0.1; // HABIT's verb may be tagged a noun ("play")
   if (x.lang !== 'en') p += 0.25;
-  if (phatic(x.sentence)) p += 0.15;
+  if (phatic(x.sentence) && !HABIT.test(x.sentence)) p += 0.15;
   return p;
 };
 
