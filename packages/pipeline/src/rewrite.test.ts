@@ -59,6 +59,20 @@ describe('buildMemoryText', () => {
     );
   });
 
+  it('puts the author back where chat dropped the "I"', () => {
+    expect(build('Just started aerial yoga classes last week.')).toBe(
+      'Alice just started aerial yoga classes last week.',
+    );
+    expect(build('Been busy volunteering at the shelter lately')).toBe(
+      'Alice has been busy volunteering at the shelter lately.',
+    );
+    expect(build("Can't wait for tomorrow's grand opening!")).toBe("Alice can't wait for tomorrow's grand opening!");
+    expect(build('Looking forward to the conference next week')).toBe(
+      'Alice is looking forward to the conference next week.',
+    );
+    expect(build('Reading books is fun')).toBe('Reading books is fun.');
+  });
+
   it('attributes questions and requests', () => {
     expect(build('how do I close a core.async channel?')).toBe('Alice asked: "how do I close a core.async channel?"');
     expect(build('@Bob Smith can you review the PR by Friday?')).toBe(

@@ -146,6 +146,28 @@ export interface RewriteInput {
 }
 
 /**
+ * Chat drops the "I": "Been busy volunteering at the shelter.", "Just started aerial yoga.", "Can't wait for tomorrow's
+ * grand opening!", "Researching adoption agencies." (an activity gerund not followed by is/are: "Reading books is fun" is a general statement).
+ */
+export const ELIDED_SELF =
+  /^(?:(?:just|finally|also|recently|still)\s+)?(?:been|started|got|went|had|made|took|tried|finished|joined|bought|visited|spent|gonna|going to|planning|thinking|working|hoping|loving|trying)\b|^(?:(?:so|really|just)\s+)?(?:can'?t wait (?:for|to|until)|looking forward to|excited (?:for|about|to))\b|^(?:researching|volunteering|reading|painting|writing|learning|practicing|practising|studying|training|saving|building)\s+\w+(?!.*\b(?:is|are)\b)/i;
+
+/**
+ * Puts the author back as the subject of a sentence that dropped its "I" (ELIDED_SELF): "Just started aerial yoga" →
+ * "Alice just started aerial yoga", "Been busy volunteering" → "Alice has been busy volunteering", "Looking forward to
+ * the trip" → "Alice is looking forward to the trip", "Can't wait for the opening" → "Alice can't wait for the opening".
+ */
+const restoreSubject = (body: string, author: string): string => {
+  if (!ELIDED_SELF.test(body)) return body;
+  const m = body.match(/^((?:(?:just|finally|also|recently|still|so|really)\s+)*)(\S+)/i);
+  if (!m) return body;
+  const adverbs = m[1]!.toLowerCase();
+  const verb = m[2]!.charAt(0).toLowerCase() + m[2]!.slice(1);
+  const aux = /^been$/i.test(verb) ? 'has ' : /(ing|^gonna|^excited)$/i.test(verb) ? 'is ' : '';
+  return `${author} ${aux}${adverbs}${verb}${body.slice(m[0].length)}`;
+};
+
+/**
  * Builds an atomic, self-contained memory_text: openers stripped, first person resolved to the author,
  * questions as `Alice asked: "…"`, requests as `Alice asked Bob to …`, unattributed opinions as
  * `Alice thinks …`, and short or anaphoric replies suffixed with the thread root they answer.
@@ -175,7 +197,7 @@ export const buildMemoryText = ({ sentence, cls, author, thread, isReply, mentio
     const who = to === 'someone' ? 'someone' : `@${to}`;
     body = m?.[1] ? `${author} asked ${who} to ${resolvePronouns(m[1], author)}` : resolvePronouns(body, author);
   } else {
-    const resolved = resolvePronouns(body, author);
+    const resolved = resolvePronouns(restoreSubject(body, author), author);
     const attributed = resolved.includes(author);
     body = cls.type === 'opinion' && !attributed ? `${author} thinks ${lcFirst(resolved)}` : resolved;
   }

@@ -1,7 +1,7 @@
 import type { FactType, Importance } from '@atlas/core';
 import type { Classified } from './classify.js';
 import { HIGH_IMPACT, isNameWord, lexTag, STOPWORDS } from './lexicon.js';
-import { MEDIA_CAPTION, stripOpeners } from './rewrite.js';
+import { ELIDED_SELF, MEDIA_CAPTION, stripOpeners } from './rewrite.js';
 import { contentWords, wordTokens } from './sentences.js';
 
 /** The signals the quality score reads, all measured on the source sentence (not the rewritten text). */
@@ -108,13 +108,6 @@ const SHARING = /\b(?:here's|here is|check out|take a look at|look at|this is)\b
 
 /** Who or what something is called: a name given to a person, pet, place or thing. */
 const NAMING = /\b(?:name is|names are|named|called)\s+["“']?[A-Z][\w'-]+/;
-
-/**
- * Chat drops the "I": "Been busy volunteering at the shelter.", "Just started aerial yoga.", "Researching adoption
- * agencies." (an activity gerund not followed by is/are: "Reading books is fun" is a general statement).
- */
-const ELIDED_SELF =
-  /^(?:(?:just|finally|also|recently|still)\s+)?(?:been|started|got|went|had|made|took|tried|finished|joined|bought|visited|spent|gonna|going to|planning|thinking|working|hoping|loving|trying)\b|^(?:researching|volunteering|reading|painting|writing|learning|practicing|practising|studying|training|saving|building)\s+\w+(?!.*\b(?:is|are)\b)/i;
 
 const selfClause = (sentence: string): boolean => {
   if (ELIDED_SELF.test(sentence)) return true;
