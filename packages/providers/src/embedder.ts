@@ -10,6 +10,8 @@ export interface Embedder {
   readonly dim: number;
   /** One unit vector per text, in order. Empty texts are allowed. */
   embed(texts: readonly string[]): Promise<number[][]>;
+  /** Releases what the provider holds (a worker thread, sockets); optional. */
+  close?(): Promise<void>;
 }
 
 /** Scales a vector to unit length (zero vectors stay zero). */

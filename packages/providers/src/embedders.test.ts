@@ -9,6 +9,7 @@ const dot = (a: number[], b: number[]) => a.reduce((s, v, i) => s + v * b[i]!, 0
 
 describe('LocalSentenceEncoder (weights shipped in npm, no network)', () => {
   const encoder = new LocalSentenceEncoder();
+  afterAll(() => encoder.close());
   it('puts paraphrases closer than unrelated sentences, as unit vectors', async () => {
     const [a, b, c] = await encoder.embed([
       'we decided to migrate the database to Postgres',
@@ -24,6 +25,30 @@ describe('LocalSentenceEncoder (weights shipped in npm, no network)', () => {
     const [x, y, z] = await encoder.embed(['', 'core.async channels', 'core.async channels']);
     expect(x).toHaveLength(512);
     expect(y).toEqual(z);
+  });
+
+  it('embeds on a worker thread: a one-text job overtakes a long one, and this thread stays free', async () => {
+    const order: string[] = [];
+    const long = encoder
+      .embed(Array.from({ length: 96 }, (_, i) => `backfill sentence number ${i} about Kafka consumer groups`))
+      .then((v) => order.push(`long:${v.length}`));
+    await new Promise((r) => setTimeout(r, 20));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const short = encoder.embed(['who decided to use Postgres?']).then((v) => order.push(`short:${v.length}`));
+    await Promise.all([long, short]);
+    clearInterval(timer);
+    expect(order).toEqual(['short:1', 'long:96']);
+    expect(ticks).toBeGreaterThan(5); // timers ran while the model worked
+  });
+
+  it('starts a new worker after close', async () => {
+    const e = new LocalSentenceEncoder();
+    const [a] = await e.embed(['core.async channels']);
+    await e.close();
+    const [b] = await e.embed(['core.async channels']);
+    expect(b).toEqual(a);
+    await e.close();
   });
 });
 

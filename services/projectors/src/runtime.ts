@@ -107,6 +107,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     embeddings,
     embeddingsUnavailable: reason,
     close: async () => {
+      await embeddings?.embedder.close?.();
       await eventLog.close();
       await database.close();
     },

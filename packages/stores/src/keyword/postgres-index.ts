@@ -98,11 +98,20 @@ export class PostgresKeywordIndex implements KeywordIndex {
     const bestIdf = Math.max(0, ...idfs, words.length > 0 ? 1 : 0);
     const similarity = words.length > 0 ? sql`${f8(bestIdf)} * ${this.similaritySql(words)}` : sql`0`;
     // Highlights for the returned rows only: from the fact's text, else from its context (a context-only match).
-    const rows = await sql<{ fact_id: string; text: string; rank: number; exact: boolean; headline: string }>`
-      select fact_id, text, exact, rank,
+    // total comes from a window over every match, in the same scan that ranks them.
+    const rows = await sql<{
+      fact_id: string;
+      text: string;
+      rank: number;
+      exact: boolean;
+      headline: string;
+      total: number;
+    }>`
+      select fact_id, text, exact, rank, total,
         case when not exact then '' when own.h like '%<mark>%' then own.h
              else ts_headline('english', context, ${tsq}, ${HEADLINE_OPTS}) end as headline
-      from (select fact_id, text, context, tsv @@ ${tsq} as exact, ${bm25} + ${similarity} as rank
+      from (select fact_id, text, context, tsv @@ ${tsq} as exact, ${bm25} + ${similarity} as rank,
+              count(*) over () as total
             from keyword_facts k where ${match} order by rank desc, fact_id limit ${q.limit}) m
       cross join lateral (select case when exact then ts_headline('english', text, ${tsq}, ${HEADLINE_OPTS}) end as h) own
       order by rank desc, fact_id`.execute(this.db);
@@ -114,7 +123,7 @@ export class PostgresKeywordIndex implements KeywordIndex {
     }));
     return {
       hits,
-      total: await this.count(match),
+      total: Number(rows.rows[0]?.total ?? 0),
       ...(q.facets?.length ? { facets: await this.facets(match, q.facets) } : {}),
     };
   }
