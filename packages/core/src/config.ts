@@ -32,6 +32,11 @@ export const ConfigSchema = z.object({
   QDRANT_API_KEY: z.string().optional(),
   /** Collection name prefix; the collection is `<prefix>_<dim>`. */
   QDRANT_COLLECTION: z.string().default('atlas_facts'),
+  /**
+   * Embedded profile only (PGlite, one process): memory for vectors held for exact channel-scoped search, in MB
+   * (4 bytes per dimension: 512 MB holds 262,144 local 512-d vectors, or 87,381 of 1536 dimensions). 0 turns it off.
+   */
+  VECTOR_MEMORY_INDEX_MB: z.coerce.number().min(0).default(512),
   /** `local` (the sentence encoder shipped in npm), `openai` (any OpenAI-compatible endpoint) or `none`. */
   EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
   EMBEDDING_BASE_URL: z.string().optional(),

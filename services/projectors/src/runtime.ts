@@ -135,7 +135,12 @@ const openEmbeddings = async (
         collection: cfg.QDRANT_COLLECTION,
         dim: embedder.dim,
       })
-    : new PgVectorStore(db, embedder.dim);
+    : new PgVectorStore(db, embedder.dim, {
+        // Only this process writes an embedded database, so its in-memory channel matrices stay current.
+        memoryIndexMaxVectors: cfg.DATABASE_URL
+          ? 0
+          : Math.floor((cfg.VECTOR_MEMORY_INDEX_MB * 2 ** 20) / (4 * embedder.dim)),
+      });
   return { embeddings: { embedder, vectors, backlog: new EmbeddingBacklog(db) }, reason: null };
 };
 

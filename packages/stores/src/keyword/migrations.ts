@@ -2,6 +2,12 @@ import { type Kysely, sql } from 'kysely';
 import { runMigrations } from '../migrate.js';
 
 /**
+ * Weight of a term occurrence in a fact's context (author, source message, previous turn) against 1 in its text
+ * (BM25F-style). Baked into keyword_facts.tf when a row is written: a change needs a reindex (replay).
+ */
+export const CONTEXT_WEIGHT = 0.5;
+
+/**
  * The Postgres keyword index: one row per fact with an English tsvector (the fact's text at weight A,
  * its context at weight B) and its token count, a trigram index on the text, and the corpus statistics
  * BM25 needs, kept by statement triggers in the same transaction as every write: keyword_terms
@@ -89,6 +95,24 @@ export const migrateKeywordIndex = (db: Kysely<unknown>) =>
         await sql`create trigger keyword_stats_update after update on keyword_facts
           referencing old table as old_rows new table as new_rows
           for each statement execute function keyword_stats_apply()`.execute(db);
+      },
+    },
+    // Each fact's weighted term frequencies as jsonb (lexeme → tf, a term in the text counting 1 and in the context
+    // CONTEXT_WEIGHT), so that BM25 reads the query's few terms instead of unnesting every tsvector it ranks.
+    '0003_term_weights': {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table keyword_facts add column if not exists tf jsonb not null default '{}'`.execute(db);
+        const tf = (row: string) =>
+          sql.raw(`(select coalesce(jsonb_object_agg(u.lexeme, ${CONTEXT_WEIGHT} * cardinality(u.positions)
+            + ${1 - CONTEXT_WEIGHT} * cardinality(array_positions(u.weights, 'A'))), '{}') from unnest(${row}.tsv) u)`);
+        await sql`create or replace function keyword_facts_vector() returns trigger language plpgsql as $$
+          begin
+            new.tsv := setweight(to_tsvector('english', new.text), 'A') || setweight(to_tsvector('english', new.context), 'B');
+            new.doc_len := keyword_token_count(new.tsv);
+            new.tf := ${tf('new')};
+            return new;
+          end $$`.execute(db);
+        await sql`update keyword_facts k set tf = ${tf('k')}`.execute(db);
       },
     },
   });

@@ -9,8 +9,6 @@ const MATCH_ALL = /^\s*\*?\s*$/;
 /** BM25 parameters (the usual defaults, as Elasticsearch's). */
 const K1 = 1.2;
 const B = 0.75;
-/** Weight of a term occurrence in a fact's context (author, source message, previous turn) against 1 in its text. */
-export const CONTEXT_WEIGHT = 0.5;
 /** A query term in more than this share of all facts does not select candidates on its own. */
 const COMMON_SHARE = 0.1;
 
@@ -84,17 +82,22 @@ export class PostgresKeywordIndex implements KeywordIndex {
     const words = q.fuzzy ? fuzzyWords(q.query) : [];
     const fuzzy = words.length > 0 ? this.fuzzySql(words, q.fuzziness) : sql`false`;
     const match = sql`(tsv @@ ${tsq} or ${fuzzy}) and ${filters}`;
-    const lexemes = terms.map((t) => t.lexeme);
     const idfs = terms.map((t) => t.idf);
     const avgdl = terms[0]?.avgdl ?? 1;
-    // BM25 (k1 1.2, b 0.75) with BM25F-style field weights: a term in the fact counts 1, in its context CONTEXT_WEIGHT.
+    // BM25 (k1 1.2, b 0.75) with BM25F-style field weights (a term in the fact counts 1, in its context
+    // CONTEXT_WEIGHT, as the tf column stores them): one jsonb lookup per query term, no subquery per row.
     const f8 = (x: number) => sql`${x}::float8`;
-    const bm25 = sql`(select coalesce(sum(q.idf * x.tf * ${f8(K1 + 1)}
-          / (x.tf + ${f8(K1)} * (1 - ${f8(B)} + ${f8(B)} * k.doc_len / ${f8(avgdl)}))), 0)
-        from (select u.lexeme, ${f8(CONTEXT_WEIGHT)} * cardinality(u.positions)
-                + ${f8(1 - CONTEXT_WEIGHT)} * cardinality(array_positions(u.weights, 'A')) as tf
-              from unnest(k.tsv) u) x
-        join unnest(${lexemes}::text[], ${idfs}::float8[]) as q(lexeme, idf) on q.lexeme = x.lexeme)`;
+    const norm = sql`(${f8(K1)} * (1 - ${f8(B)} + ${f8(B)} * k.doc_len / ${f8(avgdl)}))`;
+    const bm25 =
+      terms.length === 0
+        ? sql`0::float8`
+        : sql.join(
+            terms.map((t) => {
+              const tf = sql`coalesce((k.tf ->> ${t.lexeme})::float8, 0)`;
+              return sql`${f8(t.idf)} * ${tf} * ${f8(K1 + 1)} / (${tf} + ${norm})`;
+            }),
+            sql` + `,
+          );
     const bestIdf = Math.max(0, ...idfs, words.length > 0 ? 1 : 0);
     const similarity = words.length > 0 ? sql`${f8(bestIdf)} * ${this.similaritySql(words)}` : sql`0`;
     // Highlights for the returned rows only: from the fact's text, else from its context (a context-only match).

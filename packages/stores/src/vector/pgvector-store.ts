@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { factFilterSql } from '../fact-filters.js';
 import { runMigrations } from '../migrate.js';
+import { ChannelMatrix } from './channel-matrix.js';
 import type { FactVector, VectorQuery, VectorStore } from './port.js';
 
 const CHUNK = 200;
@@ -35,36 +36,66 @@ export const migrateVectors = async (db: Kysely<unknown>, dim: number): Promise<
   });
 };
 
+/** pgvector's binary form (vector_send): int16 dim, int16 unused, then dim big-endian float4. */
+const fromVectorSend = (b: Uint8Array): Float32Array => {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const dim = view.getInt16(0);
+  const out = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) out[i] = view.getFloat32(4 + i * 4);
+  return out;
+};
+
+export interface PgVectorStoreOptions {
+  /**
+   * Keep channels' vectors in memory (ChannelMatrix) for channel-scoped searches, up to this many vectors in all
+   * (least recently searched channels dropped first; a bigger channel is searched in SQL). 0 (default) turns it off.
+   * Only for a database that no other process writes (the embedded PGlite): this store drops a channel's matrix
+   * when it writes to the channel, and cannot see another process's writes.
+   */
+  memoryIndexMaxVectors?: number;
+}
+
 /**
  * The VectorStore on pgvector: cosine distance through an HNSW index, searched with iterative scans
- * so that filters (channel, fact type, …) still return `limit` rows.
+ * so that filters (channel, fact type, …) still return `limit` rows. With `memoryIndexMaxVectors`, a
+ * channel-scoped search runs exactly over the channel's vectors in memory instead (same results, exact).
  */
 export class PgVectorStore implements VectorStore {
   private readonly table: RawBuilder<unknown>;
+  private readonly maxInMemory: number;
+  /** Channel → its matrix (or null: too big to hold), most recently used last. */
+  private readonly matrices = new Map<string, Promise<ChannelMatrix | null>>();
 
   constructor(
     private readonly db: Kysely<unknown>,
     readonly dim: number,
+    opts: PgVectorStoreOptions = {},
   ) {
     this.table = sql.raw(`vector_facts_${dim}`);
+    this.maxInMemory = opts.memoryIndexMaxVectors ?? 0;
   }
 
   async truncate(): Promise<void> {
     await sql`truncate table ${this.table}`.execute(this.db);
+    this.matrices.clear();
   }
 
   async replaceForMessages(sets: readonly { messageId: string; points: readonly FactVector[] }[]): Promise<void> {
     if (sets.length === 0) return;
     const last = [...new Map(sets.map((s) => [s.messageId, s])).values()];
+    const touched = new Set<string>();
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < last.length; i += CHUNK) {
         const chunk = last.slice(i, i + CHUNK);
         const keep = chunk.flatMap((s) => s.points.map((p) => p.factId));
         const keepClause = keep.length > 0 ? sql`and fact_id <> all(${keep}::uuid[])` : sql``;
-        await sql`delete from ${this.table} where message_id = any(${chunk.map((s) => s.messageId)}::uuid[]) ${keepClause}`.execute(
-          trx,
-        );
+        const removed = await sql<{
+          channel_id: string;
+        }>`delete from ${this.table} where message_id = any(${chunk.map((s) => s.messageId)}::uuid[]) ${keepClause}
+          returning channel_id`.execute(trx);
+        for (const r of removed.rows) touched.add(r.channel_id);
         const points = chunk.flatMap((s) => s.points);
+        for (const p of points) touched.add(p.channelId);
         if (points.length === 0) continue;
         const values = points.map(
           (
@@ -81,9 +112,14 @@ export class PgVectorStore implements VectorStore {
         );
       }
     });
+    for (const c of touched) this.matrices.delete(c);
   }
 
   async search(q: VectorQuery): Promise<{ factId: string; score: number }[]> {
+    if (this.maxInMemory > 0 && q.channelId !== null) {
+      const matrix = await this.matrix(q.channelId);
+      if (matrix) return matrix.search(q.vector, q.model, q.limit, q.filters);
+    }
     // The vector literal is parsed once (an InitPlan); pgvector still walks the HNSW index with it.
     const query = sql<{
       fact_id: string;
@@ -112,6 +148,81 @@ export class PgVectorStore implements VectorStore {
     }>`select fact_id, embedding <=> ${literal(q.vector)}::vector as distance
       from ${this.table} where model = ${q.model} and fact_id = any(${[...q.factIds]}::uuid[])`.execute(this.db);
     return new Map(rows.rows.map((r) => [r.fact_id, Math.min(1, Math.max(0, 1 - Number(r.distance)))]));
+  }
+
+  /**
+   * Loads the matrices of the most recently active channels, as many as the memory budget holds, so that first
+   * searches do not pay for loading (a few hundred ms per 4,000 vectors). No-op without a memory index.
+   * Returns the channels loaded.
+   */
+  async warm(): Promise<number> {
+    if (this.maxInMemory <= 0) return 0;
+    const channels = await sql<{ channel_id: string; n: number }>`select channel_id, count(*)::int as n
+      from ${this.table} group by channel_id order by max(message_ts) desc, channel_id`.execute(this.db);
+    let total = 0;
+    let loaded = 0;
+    for (const c of channels.rows) {
+      if (total + Number(c.n) > this.maxInMemory) continue;
+      total += Number(c.n);
+      if ((await this.matrix(c.channel_id)) !== null) loaded++;
+    }
+    return loaded;
+  }
+
+  /** The channel's matrix, loaded on first use; null when the channel has more vectors than the memory budget. */
+  private matrix(channelId: string): Promise<ChannelMatrix | null> {
+    let m = this.matrices.get(channelId);
+    if (m) {
+      this.matrices.delete(channelId); // most recently used last
+      this.matrices.set(channelId, m);
+      return m;
+    }
+    m = this.loadMatrix(channelId);
+    this.matrices.set(channelId, m);
+    m.then(() => this.evict()).catch(() => this.matrices.delete(channelId));
+    return m;
+  }
+
+  private async loadMatrix(channelId: string): Promise<ChannelMatrix | null> {
+    const rows = await sql<{
+      fact_id: string;
+      model: string;
+      embedding: Uint8Array;
+      fact_type: string;
+      importance: string;
+      topic_tags: string[];
+      entity_tags: string[];
+      author_name: string;
+      message_ts: Date | string;
+    }>`select fact_id, model, vector_send(embedding) as embedding, fact_type, importance, topic_tags, entity_tags, author_name,
+         message_ts from ${this.table} where channel_id = ${channelId} limit ${this.maxInMemory + 1}`.execute(this.db);
+    if (rows.rows.length > this.maxInMemory) return null;
+    return new ChannelMatrix(
+      this.dim,
+      rows.rows.map((r) => ({
+        factId: r.fact_id,
+        model: r.model,
+        vector: fromVectorSend(r.embedding),
+        factType: r.fact_type,
+        importance: r.importance,
+        topicTags: r.topic_tags,
+        entityTags: r.entity_tags,
+        authorName: r.author_name,
+        messageTs: new Date(r.message_ts).getTime(),
+      })),
+    );
+  }
+
+  /** Drops least recently used matrices while the loaded ones hold more than the budget. */
+  private async evict(): Promise<void> {
+    const loaded = await Promise.all([...this.matrices].map(async ([c, m]) => [c, await m.catch(() => null)] as const));
+    let total = loaded.reduce((n, [, m]) => n + (m?.size ?? 0), 0);
+    for (const [c, m] of loaded) {
+      if (total <= this.maxInMemory) break;
+      if (!m) continue;
+      this.matrices.delete(c);
+      total -= m.size;
+    }
   }
 
   async count(): Promise<number> {

@@ -29,4 +29,6 @@ export interface VectorStore {
   /** Cosine similarity of the query to each given fact (facts without a vector are absent). */
   similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>>;
   count(): Promise<number>;
+  /** Optional: loads what makes first searches fast (pgvector's in-memory channel matrices); resolves to how much. */
+  warm?(): Promise<number>;
 }

@@ -34,6 +34,17 @@ const open: Record<string, () => Promise<{ store: VectorStore; close: () => Prom
     await migrateVectors(h.db, DIM);
     return { store: new PgVectorStore(h.db, DIM), close: h.close };
   },
+  // Channel-scoped searches exactly in memory (ChannelMatrix), and with a budget smaller than the channel (SQL again).
+  'pgvector/pglite, memory index': async () => {
+    const h = await openDatabase({ dataDir: 'memory://' });
+    await migrateVectors(h.db, DIM);
+    return { store: new PgVectorStore(h.db, DIM, { memoryIndexMaxVectors: 1000 }), close: h.close };
+  },
+  'pgvector/pglite, memory index over budget': async () => {
+    const h = await openDatabase({ dataDir: 'memory://' });
+    await migrateVectors(h.db, DIM);
+    return { store: new PgVectorStore(h.db, DIM, { memoryIndexMaxVectors: 2 }), close: h.close };
+  },
 };
 
 // Qdrant when listed (no Qdrant server can run on the project's own machines: research/infra.md §5).

@@ -55,6 +55,14 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
           ? []
           : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    // Searches are served meanwhile; a channel not yet warm is loaded by its first search.
+    if (app && rt.embeddings?.vectors.warm) {
+      const started = Date.now();
+      void rt.embeddings.vectors
+        .warm()
+        .then((n) => n > 0 && log.info(`vector index: ${n} channels in memory in ${Date.now() - started} ms`))
+        .catch((err: unknown) => log.warn(`vector index warm-up failed: ${String(err)}`));
+    }
     const where = `${rt.logKind === 'kafka' ? 'Kafka' : 'embedded log'}, ${cfg.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : cfg.ATLAS_DATA_DIR}`;
     const what = service === 'all' ? 'Atlas' : `Atlas ${service}`;
     const url = app ? ` is serving http://${cfg.HOST}:${cfg.PORT}/api` : ' is running';
