@@ -67,6 +67,7 @@ const events: NewEvent[] = [
 await rt.eventLog.append(TOPICS.messages, events);
 const subs = await startProjectors(rt);
 await waitForProjectors(rt);
+await rt.database.refreshStatistics();
 const ingestSeconds = (performance.now() - t0) / 1000;
 const facts = (await rt.documents.counts()).facts;
 

@@ -118,6 +118,7 @@ for (const size of SIZES) {
     await rt.keyword.replaceForMessages(sets.map((s) => ({ messageId: s.messageId, docs: toKeywordDocs(s) })));
     await vectors.replaceForMessages(points);
   }
+  await rt.database.refreshStatistics(); // as `atlas start` does at start and every 5 minutes
   const loadSeconds = (performance.now() - t0) / 1000;
   // What `atlas start` does after it listens: load the vector store's in-memory channel matrices.
   const w0 = performance.now();

@@ -12,9 +12,33 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export interface DatabaseHandle {
   db: Kysely<unknown>;
   kind: 'pglite' | 'postgres';
+  /**
+   * Keeps the query planner's statistics current where nothing else does: PGlite runs no autovacuum, so without
+   * ANALYZE the planner guesses row counts (on 100,000 vectors it chose a sequential scan over the HNSW index:
+   * 680 ms instead of 17). ANALYZEs each table of the current schema that was never analyzed or whose size moved
+   * by more than 10% since; on a PostgreSQL server autovacuum does this and the call does nothing.
+   * Returns the tables analyzed.
+   */
+  refreshStatistics(): Promise<string[]>;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }
+
+/** See DatabaseHandle.refreshStatistics. */
+const analyzeChangedTables = async (db: Kysely<unknown>): Promise<string[]> => {
+  const tables = await sql<{ name: string; analyzed_pages: number; pages: number; analyzed: boolean }>`
+    select c.relname as name, c.relpages as analyzed_pages, c.reltuples >= 0 as analyzed,
+      (pg_relation_size(c.oid) / current_setting('block_size')::int)::int as pages
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.relkind = 'r' and n.nspname = current_schema()`.execute(db);
+  const stale = tables.rows.filter(
+    (t) =>
+      Number(t.pages) > 0 &&
+      (!t.analyzed || Math.abs(Number(t.pages) - Number(t.analyzed_pages)) > 0.1 * Number(t.analyzed_pages) + 8),
+  );
+  for (const t of stale) await sql`analyze ${sql.id(t.name)}`.execute(db);
+  return stale.map((t) => t.name);
+};
 
 export interface OpenDatabaseOptions {
   /** postgres:// URL of a server; when absent the embedded PGlite in `dataDir` is used. */
@@ -44,7 +68,7 @@ export const openDatabase = async (opts: OpenDatabaseOptions): Promise<DatabaseH
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, options });
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     await sql`create extension if not exists pg_trgm schema public`.execute(db).catch(() => undefined);
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', refreshStatistics: async () => [], close: () => db.destroy() };
   }
   const dataDir = opts.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
@@ -59,6 +83,7 @@ export const openDatabase = async (opts: OpenDatabaseOptions): Promise<DatabaseH
   return {
     db,
     kind: 'pglite',
+    refreshStatistics: () => analyzeChangedTables(db),
     close: async () => {
       await db.destroy();
       if (!pglite.closed) await pglite.close();

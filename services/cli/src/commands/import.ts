@@ -61,6 +61,7 @@ export const drainProjectors = async (rt: Runtime, total: number, showProgress: 
     bar?.stop();
     await Promise.all(subs.map((s) => s.stop()));
   }
+  await rt.database.refreshStatistics(); // the planner sees the imported rows (PGlite has no autovacuum)
 };
 
 /**

@@ -55,6 +55,14 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
           ? []
           : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    // PGlite has no autovacuum: refresh the planner's statistics now and every 5 minutes as the stores grow.
+    if (rt.database.kind === 'pglite') {
+      const db = rt.database;
+      const refresh = () =>
+        db.refreshStatistics().catch((err: unknown) => log.warn(`statistics refresh failed: ${String(err)}`));
+      void refresh();
+      setInterval(refresh, 5 * 60_000).unref();
+    }
     // Searches are served meanwhile; a channel not yet warm is loaded by its first search.
     if (app && rt.embeddings?.vectors.warm) {
       const started = Date.now();
