@@ -43,8 +43,10 @@ describe('embeddings projector', () => {
     expect(await backfillEmbeddings(deps)).toEqual({ processed: 1, remaining: 0 });
     expect(await deps.vectors.count()).toBe(before + 2);
     const [q] = await deps.embedder.embed(['where is the ledger stored']);
-    const hits = await deps.vectors.search({ channelId: ch, vector: q!, model: deps.embedder.id, limit: 1 });
-    expect(hits[0]!.factId).toBe(set.facts[0]!.factId);
+    // One vector per message (`Author: <source message>`): both facts of the message are found, with the same score.
+    const hits = await deps.vectors.search({ channelId: ch, vector: q!, model: deps.embedder.id, limit: 2 });
+    expect(hits.map((x) => x.factId).sort()).toEqual(set.facts.map((f) => f.factId).sort());
+    expect(hits[0]!.score).toBeCloseTo(hits[1]!.score, 5);
   });
 
   it('a newer fact set of a queued message replaces it, and embedding it clears the queue', async () => {
