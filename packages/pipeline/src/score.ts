@@ -69,13 +69,15 @@ export const qualityScore = (x: ScoreInput): number => {
   score += 0.16 * clamp((density - 0.3) / 0.35, 0, 1);
   score += Math.min(0.26, 0.065 * signals);
   score += actionability(x.cls, content.length);
-  const self = x.cls.type === 'observation' || x.cls.type === 'opinion' ? personal(x.sentence, content.length) : 0;
+  const habit = HABIT.test(x.sentence);
+  const self =
+    x.cls.type === 'observation' || x.cls.type === 'opinion' ? personal(x.sentence, content.length, habit) : 0;
   score += self;
   if (x.cls.type === 'observation' && x.specifics > 0 && CLAIM.test(x.sentence)) score += 0.06;
   const prose = stripOpeners(x.sentence)
     .text.replace(/(^|\s)@[\w.-]+|https?:\/\/\S+/g, ' ')
     .trim();
-  score -= penalties(x, prose.length, words.length, self);
+  score -= penalties(x, prose.length, words.length, self, habit);
   return Math.round(clamp(score, 0, TYPE_CAP[x.cls.type]) * 100) / 100;
 };
 
@@ -124,12 +126,12 @@ const selfClause = (sentence: string): boolean => {
  * memory (who did what, when) depends on it. A known event verb gives 0.18, another first-person clause
  * 0.14, a sentence that only mentions the speaker 0.04-0.08; a time anchor adds 0.08.
  */
-const personal = (sentence: string, content: number): number => {
+const personal = (sentence: string, content: number, habit: boolean): number => {
   if (NAMING.test(sentence) && content >= 2) return 0.18; // "Her name is Shadow!", "our son, named Kyle"
   if ((MEDIA_CAPTION.test(sentence.trim()) || SHARING.test(sentence)) && content >= 3) return 0.14;
-  if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < (HABIT.test(sentence) ? 2 : 3)) return 0;
+  if (!(SELF.test(sentence) || ELIDED_SELF.test(sentence)) || content < (habit ? 2 : 3)) return 0;
   const clause =
-    EVENT.test(sentence) || NAMING.test(sentence) || HABIT.test(sentence)
+    EVENT.test(sentence) || NAMING.test(sentence) || habit
       ? 0.18
       : selfClause(sentence)
         ? 0.14
@@ -169,13 +171,13 @@ const phatic = (sentence: string): boolean =>
 /** A sentence that stops mid-thought: "… and got.", "… with the:", "… do lein new ....." */
 const DANGLING = /\b(and|or|but|got|to|the|a|an|with|of|for|like)\W*$|[:;,]\s*$|(\.{2,}|…)\s*$/i;
 
-const penalties = (x: ScoreInput, chars: number, words: number, self: number): number => {
+const penalties = (x: ScoreInput, chars: number, words: number, self: number, habit: boolean): number => {
   let p = 0;
   // Short is vague, unless it is a release headline or a dated personal event ("I painted that lake last year").
   const datedEvent = self >= 0.26 && words >= 7;
   // A short first-person statement of 6+ words, or of a habit or possession (HABIT), that does not trail off
   // ("I'm planning a trip to the East Coast.", "I play clarinet!").
-  const selfStatement = self >= 0.14 && (words >= 6 || HABIT.test(x.sentence)) && !DANGLING.test(x.sentence);
+  const selfStatement = self >= 0.14 && (words >= 6 || habit) && !DANGLING.test(x.sentence);
   if (chars < 40) p += (x.cls.isRelease && VERSION_ONE.test(x.sentence)) || datedEvent || selfStatement ? 0.1 : 0.36;
   else if (chars < 60) p += 0.08;
   if (x.cls.type === 'action_item' && x.specifics === 0 && VAGUE_OBJECT.test(x.sentence)) p += 0.1;
@@ -186,9 +188,9 @@ const penalties = (x: ScoreInput, chars: number, words: number, self: number): n
   if (x.cls.hedged) p += x.cls.type === 'opinion' ? 0.05 : 0.12;
   if (VAGUE_START.test(x.sentence) && !x.hasContext) p += 0.1;
   if (x.isBot) p += 0.1;
-  if (!hasVerb(x.sentence) && !HABIT.test(x.sentence)) p += 0.1; // HABIT's verb may be tagged a noun ("play")
+  if (!habit && !hasVerb(x.sentence)) p += 0.1; // HABIT's verb may be tagged a noun ("play")
   if (x.lang !== 'en') p += 0.25;
-  if (phatic(x.sentence) && !HABIT.test(x.sentence)) p += 0.15;
+  if (!habit && phatic(x.sentence)) p += 0.15;
   return p;
 };
 
