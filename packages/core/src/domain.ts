@@ -184,3 +184,93 @@ export const DeadLettered = z.object({
   failedAt: z.string(),
 });
 export type DeadLettered = z.infer<typeof DeadLettered>;
+
+/** Spec "Graph entity": entity types. */
+export const EntityType = z.enum(['Person', 'Decision', 'Project', 'Technology', 'Team', 'Meeting']);
+export type EntityType = z.infer<typeof EntityType>;
+
+/**
+ * Spec "Relationship": types with their direction. DECIDED_BY Person→Decision, PARTICIPATED_IN Person→Meeting,
+ * WORKS_ON Person→Project, USES Project→Technology, MEMBER_OF Person→Team, RELATED_TO any→any.
+ */
+export const RelationshipType = z.enum([
+  'DECIDED_BY',
+  'PARTICIPATED_IN',
+  'WORKS_ON',
+  'USES',
+  'MEMBER_OF',
+  'RELATED_TO',
+]);
+export type RelationshipType = z.infer<typeof RelationshipType>;
+
+/**
+ * One entity as one message mentions it (a mention). The graph store folds a channel's mentions of the same
+ * (type, normalised name) into one entity: entityId = entityUuid(channelId, type, name).
+ * - confidence in [0, 1]: how sure this mention is an entity of this type. The entity's confidence is the
+ *   noisy-or of its mentions, and its status is `pending` while that stays below ENTITY_THRESHOLD.
+ * - properties: string values; a Decision carries decided_by, date (YYYY-MM-DD), status and context.
+ */
+export const ExtractedEntity = z.object({
+  entityId: z.string().uuid(),
+  type: EntityType,
+  name: z.string().min(1),
+  aliases: z.array(z.string()),
+  confidence: z.number().min(0).max(1),
+  factIds: z.array(z.string().uuid()),
+  properties: z.record(z.string(), z.string()),
+});
+export type ExtractedEntity = z.infer<typeof ExtractedEntity>;
+
+/**
+ * One relationship as one message states it (evidence). Both ends are entities of the same event.
+ * confidence by the spec's bands: 0.8-1.0 explicit statement, 0.5-0.8 strong implication, below 0.5 weak.
+ * validFrom: YYYY-MM-DD (the message's date unless the text says otherwise); validUntil: YYYY-MM-DD or null.
+ */
+export const ExtractedRelationship = z.object({
+  type: RelationshipType,
+  sourceId: z.string().uuid(),
+  targetId: z.string().uuid(),
+  confidence: z.number().min(0).max(1),
+  validFrom: z.string(),
+  validUntil: z.string().nullable(),
+  context: z.string(),
+  sourceFactId: z.string().nullable(),
+});
+export type ExtractedRelationship = z.infer<typeof ExtractedRelationship>;
+
+/**
+ * A later fact that replaces (certain) or may contradict (not certain) an earlier fact of the same channel:
+ * a new decision on the same topic, a changed owner. The earlier fact gets superseded_by and invalid_at
+ * (certain) or potential_contradiction (not certain); nothing is deleted (spec "Memory validity").
+ * When both facts are decisions, the earlier Decision entity becomes `superseded` by the later one.
+ */
+export const Supersession = z.object({
+  factId: z.string().uuid(),
+  supersededBy: z.string().uuid(),
+  oldEntityId: z.string().uuid().nullable(),
+  newEntityId: z.string().uuid().nullable(),
+  invalidAt: z.string(),
+  certain: z.boolean(),
+  reason: z.string(),
+});
+export type Supersession = z.infer<typeof Supersession>;
+
+/**
+ * Data of `EntitiesExtracted` (topic atlas.graph): the complete graph contribution of one message (its
+ * entities, relationships and supersessions). Like FactsExtracted it replaces any earlier contribution of
+ * the same message, so re-extraction and edits stay idempotent; an empty set retracts it.
+ */
+export const EntitiesExtracted = z.object({
+  messageId: z.string().uuid(),
+  platform: Platform,
+  channelId: z.string(),
+  sourceMessageId: z.string(),
+  /** ISO 8601 UTC world time of the message. */
+  messageTs: z.string(),
+  extractor: z.string(),
+  extractedAt: z.string(),
+  entities: z.array(ExtractedEntity),
+  relationships: z.array(ExtractedRelationship),
+  supersessions: z.array(Supersession),
+});
+export type EntitiesExtracted = z.infer<typeof EntitiesExtracted>;

@@ -1,4 +1,11 @@
-import type { ChannelDiscovered, DeadLettered, FactsExtracted, MessageDeleted, MessageIngested } from './domain.js';
+import type {
+  ChannelDiscovered,
+  DeadLettered,
+  EntitiesExtracted,
+  FactsExtracted,
+  MessageDeleted,
+  MessageIngested,
+} from './domain.js';
 
 /** Topic names (ARCHITECTURE.md "Topics"); every topic is keyed by channel_id unless noted. */
 export const TOPICS = {
@@ -20,6 +27,7 @@ export interface EventDataMap {
   MessageIngested: MessageIngested;
   MessageDeleted: MessageDeleted;
   FactsExtracted: FactsExtracted;
+  EntitiesExtracted: EntitiesExtracted;
   DeadLettered: DeadLettered;
 }
 export type EventType = keyof EventDataMap;

@@ -1,6 +1,9 @@
-import { type EventDataMap, type EventType, factUuid, messageUuid } from '@atlas/core';
+import { type EventDataMap, type EventType, entityUuid, factUuid, messageUuid } from '@atlas/core';
 
 const messageId = messageUuid('platform_a', 'C03S1KBA2', '1517789022.000033');
+const factId = factUuid(messageId, 'alice decided to move the build to deps.edn');
+const alice = entityUuid('C03S1KBA2', 'Person', 'alice');
+const decision = entityUuid('C03S1KBA2', 'Decision', 'Move the build to deps.edn');
 
 /** One valid example of every event type (used by the schema tests and fixture recorder). */
 export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
@@ -73,6 +76,63 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     ],
     sourceText: 'Is there going to be a Clojure/West this year?',
     contextText: 'bob: The Clojure/conj videos are up.',
+  },
+  EntitiesExtracted: {
+    messageId,
+    platform: 'platform_a',
+    channelId: 'C03S1KBA2',
+    sourceMessageId: '1517789022.000033',
+    messageTs: '2018-02-05T00:03:42.000Z',
+    extractor: 'offline-entities@1',
+    extractedAt: '2018-02-06T00:00:00.000Z',
+    entities: [
+      {
+        entityId: alice,
+        type: 'Person',
+        name: 'Alice Chen',
+        aliases: ['alice'],
+        confidence: 0.95,
+        factIds: [factId],
+        properties: {},
+      },
+      {
+        entityId: decision,
+        type: 'Decision',
+        name: 'Move the build to deps.edn',
+        aliases: [],
+        confidence: 0.85,
+        factIds: [factId],
+        properties: {
+          decided_by: 'Alice Chen',
+          date: '2018-02-05',
+          status: 'agreed',
+          context: 'alice decided to move the build to deps.edn',
+        },
+      },
+    ],
+    relationships: [
+      {
+        type: 'DECIDED_BY',
+        sourceId: alice,
+        targetId: decision,
+        confidence: 0.9,
+        validFrom: '2018-02-05',
+        validUntil: null,
+        context: 'alice decided to move the build to deps.edn',
+        sourceFactId: factId,
+      },
+    ],
+    supersessions: [
+      {
+        factId: factUuid(messageId, 'the build uses leiningen'),
+        supersededBy: factId,
+        oldEntityId: null,
+        newEntityId: decision,
+        invalidAt: '2018-02-05T00:03:42.000Z',
+        certain: true,
+        reason: 'a later decision on the same topic',
+      },
+    ],
   },
   DeadLettered: {
     group: 'atlas.projector.facts',

@@ -1,6 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ChannelDiscovered, DeadLettered, FactsExtracted, MessageDeleted, MessageIngested } from '@atlas/core';
+import {
+  ChannelDiscovered,
+  DeadLettered,
+  EntitiesExtracted,
+  FactsExtracted,
+  MessageDeleted,
+  MessageIngested,
+} from '@atlas/core';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { EventCodec } from './codec.js';
@@ -9,7 +16,14 @@ import { SAMPLE_EVENTS } from './samples.js';
 import { loadSchemas, SCHEMAS_DIR } from './schemas.js';
 
 const schemas = loadSchemas();
-const zodOf = { ChannelDiscovered, MessageIngested, MessageDeleted, FactsExtracted, DeadLettered } as const;
+const zodOf = {
+  ChannelDiscovered,
+  MessageIngested,
+  MessageDeleted,
+  FactsExtracted,
+  EntitiesExtracted,
+  DeadLettered,
+} as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */
 const memoryRegistry = (): SchemaRegistry => {
