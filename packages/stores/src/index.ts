@@ -3,6 +3,7 @@ export * from './documents/kysely-store.js';
 export * from './documents/migrations.js';
 export type * from './documents/port.js';
 export * from './facts-state/thread-roots.js';
+export * from './graph/neo4j-graph.js';
 export type * from './graph/port.js';
 export * from './keyword/elasticsearch-index.js';
 export * from './keyword/migrations.js';
