@@ -1,0 +1,26 @@
+export {
+  CONTEXT_MAX,
+  clip,
+  DECISION_NAME_MAX,
+  type DecisionParts,
+  decisionParts,
+  factBody,
+  findMeetings,
+  findProjects,
+  findTeams,
+  isoDate,
+  MAX_RELATED_PER_FACT,
+  OFFLINE_CONFIDENCE,
+  OfflineEntityExtractor,
+  questionEntities,
+  statedValidUntil,
+  technologyName,
+} from './offline.js';
+export type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
+export {
+  choicesOf,
+  findSupersessions,
+  MAX_SUPERSESSIONS_PER_DECISION,
+  type NewDecision,
+  replacementCue,
+} from './supersede.js';
