@@ -1,10 +1,19 @@
 export {
+  LlmAnswer,
+  LlmEntityExtractor,
+  type LlmEntityExtractorOptions,
+  type LlmExtractorStats,
+  parseLlmAnswer,
+  toExtraction,
+} from './llm.js';
+export {
   CONTEXT_MAX,
   clip,
   DECISION_NAME_MAX,
   type DecisionParts,
   decisionParts,
   factBody,
+  findKnownPerson,
   findMeetings,
   findProjects,
   findTeams,

@@ -166,6 +166,13 @@ const resolvePerson = (index: PersonIndex, spelling: string): KnownPerson | null
   return first?.length === 1 ? first[0]! : null;
 };
 
+/**
+ * The known person a spelling names (`@alice`, `alice`, `Alice Chen`): by name or alias after normalizeEntityName,
+ * else by a first name only one known person has; null when none.
+ */
+export const findKnownPerson = (people: readonly KnownPerson[], spelling: string): KnownPerson | null =>
+  resolvePerson(buildIndex(people), spelling);
+
 /** A name distinctive enough to find in running text: a handle (digits, `.`, `-`, `_`), several words, or an unknown word. */
 const distinctive = (key: string): boolean =>
   key.length >= 4 &&
