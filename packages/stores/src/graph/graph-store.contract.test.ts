@@ -111,7 +111,7 @@ for (const db of testDatabases()) {
 }
 // Neo4j adapter registers here (ATLAS_TEST_NEO4J_URL)
 // Neo4j 5 when listed (scripts/services up neo4j): a fresh namespace per run, deleted by close(). A listed server that
-// does not answer fails the suite (ping in the factory), it is never skipped.
+// does not answer fails the file: the factory pings in beforeAll (vitest then reports the tests as not run, exit 1).
 const neo4jUrl = process.env.ATLAS_TEST_NEO4J_URL;
 if (neo4jUrl) {
   open[`neo4j/${neo4jUrl}`] = async () => {
