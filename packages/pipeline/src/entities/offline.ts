@@ -1322,7 +1322,8 @@ const isMember = (body: string, sourceText: string, t: Span, author: string): bo
 /**
  * The entities a search question names, for graph-expanded retrieval: people by name or alias (and `@handles`),
  * technologies (TECH lexicon), meetings, teams and projects (repository paths, cue phrases, proper nouns that are
- * no person, place or technology). Each name once per type, in order of appearance. Pure; `[]` when none.
+ * no person, place or technology). Each name once per type, in order of appearance; `[]` when none.
+ * Deterministic, except that `today`/`tomorrow` before a meeting kind resolve against the current date (UTC).
  */
 export const questionEntities = (
   text: string,
