@@ -6,8 +6,9 @@
  * (minisearch, BM25+) in the same run; then search latency p50/p95 and ingest time.
  */
 import path from 'node:path';
-import { searchMemories } from '@atlas/api';
+import { graphExpansion, searchMemories } from '@atlas/api';
 import { loadConfig, type NewEvent, TOPICS } from '@atlas/core';
+import { questionEntities } from '@atlas/pipeline';
 import { openRuntime, startProjectors, waitForProjectors } from '@atlas/projectors';
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
@@ -15,7 +16,9 @@ import { type LocomoQuestion, loadLocomo, score } from './bench/locomo.js';
 
 const FILE = path.resolve(import.meta.dirname, '../../shared/data/locomo/locomo-dev.json');
 const set = loadLocomo(FILE);
-const MODES = (process.env.BENCH_MODES ?? 'keyword').split(',') as ('keyword' | 'vector' | 'hybrid')[];
+/** Modes: keyword, vector, hybrid, and hybrid+graph (hybrid with graph-expanded retrieval). */
+type Mode = 'keyword' | 'vector' | 'hybrid' | 'hybrid+graph';
+const MODES = (process.env.BENCH_MODES ?? 'keyword').split(',') as Mode[];
 
 type Ranker = (q: LocomoQuestion) => Promise<string[]>;
 const uniq = (ids: string[]) => [...new Set(ids)];
@@ -70,20 +73,22 @@ await waitForProjectors(rt);
 await rt.database.refreshStatistics();
 const ingestSeconds = (performance.now() - t0) / 1000;
 const facts = (await rt.documents.counts()).facts;
+const graphSize = await rt.graph.counts();
 
 const latencies: number[] = [];
 const atlas =
-  (mode: 'keyword' | 'vector' | 'hybrid'): Ranker =>
+  (mode: Mode): Ranker =>
   async (q) => {
     const s = performance.now();
     const vectors = rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors };
+    const expand = mode === 'hybrid+graph' ? graphExpansion(rt.graph, questionEntities) : null;
     const res = await searchMemories(
-      { ...rt, vectors },
+      { ...rt, vectors, graphExpansion: expand },
       {
         query: q.question,
         channel_id: q.channelId,
         limit: 50,
-        search_mode: mode,
+        search_mode: mode === 'hybrid+graph' ? 'hybrid' : mode,
         include_citations: false,
         fuzzy: false,
       },
@@ -132,7 +137,7 @@ for (const r of rows) console.log(line(r));
 const sorted = [...latencies].sort((a, b) => a - b);
 const pq = (p: number) => (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0).toFixed(1);
 console.log(
-  `\n${set.messages.length} messages, ${facts} facts, ingest ${ingestSeconds.toFixed(1)} s; Atlas search latency p50 ${pq(0.5)} ms, p95 ${pq(0.95)} ms (in process, ${latencies.length} searches)`,
+  `\n${set.messages.length} messages, ${facts} facts, graph ${graphSize.nodes} entities / ${graphSize.relationships} relationships, ingest ${ingestSeconds.toFixed(1)} s; Atlas search latency p50 ${pq(0.5)} ms, p95 ${pq(0.95)} ms (in process, ${latencies.length} searches)`,
 );
 await Promise.all(subs.map((s) => s.stop()));
 await rt.close();

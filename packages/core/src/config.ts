@@ -43,6 +43,22 @@ export const ConfigSchema = z.object({
   EMBEDDING_API_KEY: z.string().optional(),
   EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   EMBEDDING_DIM: z.coerce.number().int().min(1).default(1536),
+  /** Neo4j (bolt://host:7687) for the knowledge graph; else Postgres tables beside the other stores. */
+  NEO4J_URL: z.string().optional(),
+  NEO4J_USER: z.string().default('neo4j'),
+  NEO4J_PASSWORD: z.string().optional(),
+  NEO4J_DATABASE: z.string().optional(),
+  /**
+   * An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM) for the fast tier (entity extraction). Unset: the
+   * offline extractors. LLM_API_KEY may be omitted for local servers.
+   */
+  LLM_BASE_URL: z.string().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_FAST_MODEL: z.string().default('gpt-4o-mini'),
+  /** Per-call timeout of LLM requests, ms (spec: 10 s). */
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
+  SEARCH_GRAPH_EXPANSION: bool.default(false),
   QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
   ENTITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
   SYNC_BATCH_SIZE: z.coerce.number().int().min(1).default(50),

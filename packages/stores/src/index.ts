@@ -2,6 +2,7 @@ export * from './db.js';
 export * from './documents/kysely-store.js';
 export * from './documents/migrations.js';
 export type * from './documents/port.js';
+export * from './entities-state/entity-state.js';
 export * from './facts-state/thread-roots.js';
 export * from './graph/migrations.js';
 export * from './graph/neo4j-graph.js';

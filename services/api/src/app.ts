@@ -4,6 +4,7 @@ import { registerErrorHandling } from './errors.js';
 import type { ApiPorts } from './ports.js';
 import { adminRoutes } from './routes/admin.js';
 import { channelRoutes } from './routes/channels.js';
+import { graphRoutes } from './routes/graph.js';
 import { healthRoutes } from './routes/health.js';
 import { memoryRoutes } from './routes/memories.js';
 import { memorySearchRoutes } from './routes/memory-search.js';
@@ -30,6 +31,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   await app.register(memoryRoutes, ports);
   await app.register(memorySearchRoutes, ports);
   await app.register(searchRoutes, ports);
+  await app.register(graphRoutes, ports);
   await app.register(adminRoutes, ports);
   await app.register(statsRoutes, { ...ports, telemetry });
   return app;

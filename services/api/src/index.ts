@@ -1,3 +1,4 @@
 export * from './app.js';
+export * from './graph-expansion.js';
 export * from './ports.js';
 export * from './search.js';

@@ -1,6 +1,7 @@
 import type { LagRow } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
-import type { DocumentStore, KeywordIndex, VectorStore } from '@atlas/stores';
+import type { DocumentStore, GraphStore, KeywordIndex, VectorStore } from '@atlas/stores';
+import type { GraphExpansion } from './search.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
 export type DependencyStatus = 'healthy' | 'degraded' | 'failing';
@@ -15,6 +16,12 @@ export interface HealthCheck {
 export interface ApiPorts {
   documents: DocumentStore;
   keyword: KeywordIndex;
+  /** The knowledge graph (Postgres tables or Neo4j). */
+  graph: GraphStore;
+  /** Graph-expanded retrieval for search, when SEARCH_GRAPH_EXPANSION is on. */
+  graphExpansion?: GraphExpansion | null;
+  /** Drains the entity backlog (POST /api/admin/backfill/entities). */
+  backfillEntities: () => Promise<{ processed: number; remaining: number }>;
   health: readonly HealthCheck[];
   /** Process start time (ms since epoch), for uptime. */
   startedAt: number;

@@ -110,10 +110,21 @@ const queryVector = async (vectors: SearchPorts['vectors'], query: string): Prom
   }
 };
 
+/**
+ * Graph-expanded retrieval: the facts of the entities a query names (and, at half weight, of their
+ * neighbours), as fact id → graph score in (0, 1]. Built from the graph store and an entity recogniser.
+ */
+export type GraphExpansion = (query: string, channelId: string | null) => Promise<Map<string, number>>;
+
+/** Weight of the graph score added to final_score when graph expansion is on (README "Search"). */
+export const GRAPH_WEIGHT = 0.1;
+
 export interface SearchPorts {
   documents: DocumentStore;
   keyword: KeywordIndex;
   vectors?: { embedder: Embedder; store: VectorStore } | null;
+  /** When set, hybrid and vector searches add graph-expanded candidates (off by default: see README). */
+  graphExpansion?: GraphExpansion | null;
 }
 
 /**
@@ -148,9 +159,12 @@ export const searchMemories = async (ports: SearchPorts, body: SearchBody): Prom
       proximity: body.proximity,
       facets: body.facets,
     });
-  const [vector, early] = await Promise.all([
+  const [vector, early, graphScores] = await Promise.all([
     body.search_mode === 'keyword' ? null : queryVector(ports.vectors, body.query),
     body.search_mode === 'vector' ? null : keywordSearch(),
+    ports.graphExpansion && body.search_mode !== 'keyword'
+      ? ports.graphExpansion(body.query, body.channel_id).catch(() => new Map<string, number>()) // graph down: semantic only
+      : new Map<string, number>(),
   ]);
   const method: SearchResponse['search_method'] = vector === null ? 'keyword' : body.search_mode;
   const candidates = new Map<string, Candidate>();
@@ -179,6 +193,9 @@ export const searchMemories = async (ports: SearchPorts, body: SearchBody): Prom
         total++;
       }
     }
+    for (const id of graphScores.keys())
+      if (!candidates.has(id))
+        candidates.set(id, { factId: id, keyword: method === 'hybrid' ? 0 : null, vector: null, highlights: [] });
     const missing = [...candidates.values()].filter((c) => c.vector === null).map((c) => c.factId);
     const sims = await store.similarities({ vector, model: embedder.id, factIds: missing });
     for (const id of missing) candidates.get(id)!.vector = sims.get(id) ?? 0;
@@ -193,15 +210,19 @@ export const searchMemories = async (ports: SearchPorts, body: SearchBody): Prom
     .flatMap((c) => {
       const m = memories.get(c.factId);
       if (!m) return [];
-      const score = finalScore(
-        {
-          vector: c.vector,
-          keyword: c.keyword,
-          quality: m.quality_score,
-          recency: recencyBoost(m.message_ts, now),
-          importance: m.importance,
-        },
-        weights,
+      const score = Math.min(
+        1,
+        (graphScores.get(c.factId) ?? 0) * GRAPH_WEIGHT +
+          finalScore(
+            {
+              vector: c.vector,
+              keyword: c.keyword,
+              quality: m.quality_score,
+              recency: recencyBoost(m.message_ts, now),
+              importance: m.importance,
+            },
+            weights,
+          ),
       );
       return [{ m, c, score }];
     })

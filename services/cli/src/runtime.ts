@@ -1,5 +1,6 @@
-import type { ApiPorts, HealthCheck } from '@atlas/api';
-import { backfillEmbeddings, projectorLagRows, type Runtime } from '@atlas/projectors';
+import { type ApiPorts, graphExpansion, type HealthCheck } from '@atlas/api';
+import { questionEntities } from '@atlas/pipeline';
+import { backfillEmbeddings, backfillRuntimeEntities, projectorLagRows, type Runtime } from '@atlas/projectors';
 import { sql } from 'kysely';
 
 export {
@@ -34,7 +35,7 @@ export const healthChecks = (rt: Runtime): HealthCheck[] => {
     rt.embeddings
       ? { name: 'embedding_provider', check: ping(() => rt.embeddings!.embedder.embed(['health check'])) }
       : notYet('embedding_provider'),
-    notYet('graph_store'),
+    { name: 'graph_store', check: ping(() => rt.graph.ping()) },
     notYet('llm_provider'), // no provider configured: the offline regex fast path extracts facts
     notYet('web_search_provider'),
   ];
@@ -44,6 +45,9 @@ export const healthChecks = (rt: Runtime): HealthCheck[] => {
 export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   documents: rt.documents,
   keyword: rt.keyword,
+  graph: rt.graph,
+  graphExpansion: rt.cfg.SEARCH_GRAPH_EXPANSION ? graphExpansion(rt.graph, questionEntities) : null,
+  backfillEntities: () => backfillRuntimeEntities(rt),
   health: healthChecks(rt),
   startedAt,
   eventLog: { kind: rt.logKind, lag: () => projectorLagRows(rt) },

@@ -1,5 +1,6 @@
 import {
   type ChannelDiscovered,
+  type EntitiesExtracted,
   type FactsExtracted,
   type MessageDeleted,
   type MessageIngested,
@@ -21,14 +22,15 @@ export const runsOfType = (events: StoredEvent[]): StoredEvent[][] => {
 };
 
 /**
- * ChannelDiscovered | MessageIngested | MessageDeleted | FactsExtracted → rows of `channels`,
- * `messages` and `memories`. Idempotent: upserts on platform ids and fact UUIDs; a fact set
- * replaces the message's earlier set. A channel's last_sync is the append time of its newest event.
+ * ChannelDiscovered | MessageIngested | MessageDeleted | FactsExtracted | EntitiesExtracted → rows of
+ * `channels`, `messages` and `memories`, and each memory's graph links and validity. Idempotent: upserts
+ * on platform ids and fact UUIDs; a fact set (or graph contribution) replaces the message's earlier one.
+ * A channel's last_sync is the append time of its newest event.
  */
 export const documentsProjector: Projector<{ documents: DocumentStore }> = {
   name: 'documents',
-  topics: [TOPICS.messages, TOPICS.facts],
-  handles: ['ChannelDiscovered', 'MessageIngested', 'MessageDeleted', 'FactsExtracted'],
+  topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
+  handles: ['ChannelDiscovered', 'MessageIngested', 'MessageDeleted', 'FactsExtracted', 'EntitiesExtracted'],
   reset: ({ documents }) => documents.truncate(),
   async handle(events, { documents }) {
     for (const run of runsOfType(events)) {
@@ -44,6 +46,8 @@ export const documentsProjector: Projector<{ documents: DocumentStore }> = {
         }
       } else if (type === 'FactsExtracted') {
         await documents.replaceFacts(run.map((e) => e.data as FactsExtracted));
+      } else if (type === 'EntitiesExtracted') {
+        await documents.replaceGraphLinks(run.map((e) => e.data as EntitiesExtracted));
       }
     }
   },

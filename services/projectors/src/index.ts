@@ -1,5 +1,6 @@
 export * from './documents.js';
 export * from './embeddings.js';
 export * from './facts.js';
+export * from './graph.js';
 export * from './keyword.js';
 export * from './runtime.js';

@@ -16,21 +16,34 @@ import {
   runProjector,
   type Subscription,
 } from '@atlas/eventlog';
-import { type FactExtractor, OfflineFactExtractor } from '@atlas/pipeline';
+import {
+  type EntityExtractor,
+  type FactExtractor,
+  LlmEntityExtractor,
+  OfflineEntityExtractor,
+  OfflineFactExtractor,
+} from '@atlas/pipeline';
 import { createEmbedder, type Embedder } from '@atlas/providers';
 import {
   type DatabaseHandle,
   ElasticsearchKeywordIndex,
   EmbeddingBacklog,
+  EntityBacklog,
+  EntityStateStore,
+  type GraphStore,
   type KeywordIndex,
   KyselyDocumentStore,
   migrateDocuments,
   migrateEmbeddingBacklog,
+  migrateEntityState,
   migrateFactsState,
+  migrateGraph,
   migrateKeywordIndex,
   migrateVectors,
+  Neo4jGraphStore,
   openDatabase,
   PgVectorStore,
+  PostgresGraphStore,
   PostgresKeywordIndex,
   QdrantVectorStore,
   ThreadRootStore,
@@ -39,6 +52,7 @@ import {
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
+import { backfillEntities, entitiesProjector, graphProjector } from './graph.js';
 import { keywordProjector } from './keyword.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
@@ -52,6 +66,13 @@ export interface Runtime {
   keyword: KeywordIndex;
   threads: ThreadRootStore;
   extractor: FactExtractor;
+  /** Entity extraction: the LLM extractor when LLM_BASE_URL is set, else the offline one. */
+  entityExtractor: EntityExtractor;
+  /** The knowledge graph: Neo4j when NEO4J_URL is set, else Postgres tables beside the other stores. */
+  graph: GraphStore;
+  graphKind: 'neo4j' | 'postgres';
+  entityState: EntityStateStore;
+  entityBacklog: EntityBacklog;
   /**
    * Embeddings, when configured and a vector store is available (pgvector: PGlite, or a server with the
    * extension); null means keyword-only search (the spec's degraded mode), with the reason.
@@ -76,6 +97,8 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateDocuments(db);
   await migrateKeywordIndex(db);
   await migrateFactsState(db);
+  await migrateEntityState(db);
+  if (!cfg.NEO4J_URL) await migrateGraph(db);
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
     : new KyselySchemaRegistry(db);
@@ -93,6 +116,15 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     : new EmbeddedEventLog(db, codec, { defaultPartitions: cfg.EVENTLOG_PARTITIONS, ...logOptions });
   await eventLog.ensureTopics(Object.values(TOPICS).map((name) => ({ name })));
   const { embeddings, reason } = await openEmbeddings(cfg, db);
+  const graph: GraphStore = cfg.NEO4J_URL
+    ? new Neo4jGraphStore({
+        url: cfg.NEO4J_URL,
+        user: cfg.NEO4J_USER,
+        password: cfg.NEO4J_PASSWORD,
+        database: cfg.NEO4J_DATABASE,
+        entityThreshold: cfg.ENTITY_THRESHOLD,
+      })
+    : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
   return {
     cfg,
     database,
@@ -104,10 +136,23 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
       : new PostgresKeywordIndex(db),
     threads: new ThreadRootStore(db),
     extractor: new OfflineFactExtractor(),
+    entityExtractor: cfg.LLM_BASE_URL
+      ? new LlmEntityExtractor({
+          baseURL: cfg.LLM_BASE_URL,
+          apiKey: cfg.LLM_API_KEY ?? 'none',
+          model: cfg.LLM_FAST_MODEL,
+          timeoutMs: cfg.LLM_TIMEOUT_MS,
+        })
+      : new OfflineEntityExtractor(),
+    graph,
+    graphKind: cfg.NEO4J_URL ? 'neo4j' : 'postgres',
+    entityState: new EntityStateStore(db),
+    entityBacklog: new EntityBacklog(db),
     embeddings,
     embeddingsUnavailable: reason,
     close: async () => {
       await embeddings?.embedder.close?.();
+      await graph.close();
       await eventLog.close();
       await database.close();
     },
@@ -144,7 +189,14 @@ const openEmbeddings = async (
   return { embeddings: { embedder, vectors, backlog: new EmbeddingBacklog(db) }, reason: null };
 };
 
-export const PROJECTORS = [documentsProjector, factsProjector, keywordProjector, embeddingsProjector] as const;
+export const PROJECTORS = [
+  documentsProjector,
+  factsProjector,
+  keywordProjector,
+  embeddingsProjector,
+  entitiesProjector,
+  graphProjector,
+] as const;
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];
 export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
 
@@ -165,6 +217,7 @@ const projectorOf = (name: string) => {
 const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'documents') return { documents: rt.documents };
   if (name === 'keyword') return { keyword: rt.keyword };
+  if (name === 'entities' || name === 'graph') return entityDeps(rt);
   if (name === 'embeddings') {
     if (!rt.embeddings)
       throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
@@ -178,6 +231,18 @@ const depsOf = (rt: Runtime, name: string): unknown => {
   };
 };
 
+/** Dependencies of the entities and graph projectors and of the entity backfill. */
+export const entityDeps = (rt: Runtime) => ({
+  extractor: rt.entityExtractor,
+  eventLog: rt.eventLog,
+  state: rt.entityState,
+  backlog: rt.entityBacklog,
+  graph: rt.graph,
+});
+
+/** Drains the entity backlog (POST /api/admin/backfill/entities). */
+export const backfillRuntimeEntities = (rt: Runtime) => backfillEntities(entityDeps(rt));
+
 /** Starts one projector as a member of its consumer group (`atlas run <projector>`). */
 export const startProjector = (rt: Runtime, name: string, log?: Logger): Promise<Subscription> =>
   runProjector(rt.eventLog, projectorOf(name) as Projector<unknown>, depsOf(rt, name), { log });
@@ -186,10 +251,18 @@ export const startProjector = (rt: Runtime, name: string, log?: Logger): Promise
 export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscription[]> =>
   Promise.all(activeProjectors(rt).map((n) => startProjector(rt, n, log)));
 
-/** Total lag of every projector group on the topics it reads. */
+/**
+ * Producers before their consumers: facts appends to atlas.facts, entities to atlas.graph, and documents
+ * reads all three topics. Checked in this order, a pass that sees lag 0 everywhere proves the pipeline
+ * idle (each upstream group had committed, so appended, everything before its consumers were checked).
+ */
+const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents'];
+
+/** Total lag of every projector group on the topics it reads (upstream groups first). */
 export const projectorLag = async (rt: Runtime, names: readonly string[] = activeProjectors(rt)): Promise<number> => {
   let total = 0;
-  for (const name of names) {
+  const ordered = [...names].sort((a, b) => PIPELINE_ORDER.indexOf(a) - PIPELINE_ORDER.indexOf(b));
+  for (const name of ordered) {
     const p = projectorOf(name);
     for (const row of await rt.eventLog.lag(groupOf(p), p.topics)) total += row.lag;
   }

@@ -1,4 +1,4 @@
-import type { ChannelDiscovered, FactsExtracted, MessageIngested } from '@atlas/core';
+import type { ChannelDiscovered, EntitiesExtracted, FactsExtracted, MessageIngested } from '@atlas/core';
 import { type Kysely, sql } from 'kysely';
 import type {
   ChannelDetailView,
@@ -39,7 +39,7 @@ export class KyselyDocumentStore implements DocumentStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table memories, messages, channels`.execute(this.db);
+    await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions`.execute(this.db);
   }
 
   async upsertChannel(c: ChannelDiscovered, syncedAt: Date): Promise<void> {
@@ -193,6 +193,90 @@ export class KyselyDocumentStore implements DocumentStore {
     });
   }
 
+  async replaceGraphLinks(sets: readonly EntitiesExtracted[]): Promise<void> {
+    if (sets.length === 0) return;
+    const last = [...new Map(sets.map((s) => [s.messageId, s])).values()];
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < last.length; i += CHUNK) {
+        const chunk = last.slice(i, i + CHUNK);
+        const ids = chunk.map((s) => s.messageId);
+        await trx.deleteFrom('memory_entities').where('message_uuid', 'in', ids).execute();
+        await trx.deleteFrom('fact_supersessions').where('by_message_uuid', 'in', ids).execute();
+        const links = new Map<
+          string,
+          { fact_id: string; entity_id: string; message_uuid: string; channel_id: string }
+        >();
+        for (const s of chunk)
+          for (const e of s.entities)
+            for (const f of e.factIds)
+              links.set(`${f}\u0000${e.entityId}`, {
+                fact_id: f,
+                entity_id: e.entityId,
+                message_uuid: s.messageId,
+                channel_id: s.channelId,
+              });
+        if (links.size > 0) {
+          await trx
+            .insertInto('memory_entities')
+            .values([...links.values()])
+            .onConflict((oc) => oc.columns(['fact_id', 'entity_id']).doNothing())
+            .execute();
+        }
+        const sups = new Map(
+          chunk.flatMap((s) =>
+            s.supersessions.map((x) => [
+              `${s.messageId}\u0000${x.factId}`,
+              {
+                by_message_uuid: s.messageId,
+                fact_id: x.factId,
+                superseded_by: x.supersededBy,
+                invalid_at: x.invalidAt,
+                certain: x.certain,
+                reason: x.reason,
+              },
+            ]),
+          ),
+        );
+        if (sups.size > 0)
+          await trx
+            .insertInto('fact_supersessions')
+            .values([...sups.values()])
+            .execute();
+      }
+    });
+  }
+
+  /** Overlays graph links and validity (replaceGraphLinks) on memory rows. */
+  private async withGraphLinks<T extends MemoryDetailView>(rows: T[]): Promise<T[]> {
+    if (rows.length === 0) return rows;
+    const ids = rows.map((r) => r.id);
+    const ents = await this.db
+      .selectFrom('memory_entities')
+      .select(['fact_id', 'entity_id'])
+      .where('fact_id', 'in', ids)
+      .orderBy('entity_id')
+      .execute();
+    const sups = await this.db
+      .selectFrom('fact_supersessions')
+      .selectAll()
+      .where('fact_id', 'in', ids)
+      .orderBy('invalid_at')
+      .execute();
+    const byFact = new Map<string, string[]>();
+    for (const e of ents) byFact.set(e.fact_id, [...(byFact.get(e.fact_id) ?? []), e.entity_id]);
+    return rows.map((r) => {
+      const mine = sups.filter((x) => x.fact_id === r.id);
+      const certain = mine.filter((x) => x.certain).at(-1);
+      return {
+        ...r,
+        graph_entity_ids: byFact.get(r.id) ?? r.graph_entity_ids,
+        superseded_by: certain?.superseded_by ?? r.superseded_by,
+        invalid_at: certain ? iso(certain.invalid_at as Date) : r.invalid_at,
+        potential_contradiction: r.potential_contradiction || mine.some((x) => !x.certain),
+      };
+    });
+  }
+
   async listChannels(): Promise<ChannelView[]> {
     const rows = await this.channelQuery().orderBy('c.name').execute();
     return rows.map(toChannelView);
@@ -205,7 +289,7 @@ export class KyselyDocumentStore implements DocumentStore {
       .executeTakeFirst();
     if (!row) return null;
     const tags = await sql<{ entities: number; topics: number }>`select
-        (select count(distinct e) from memories, unnest(entity_tags) e where channel_id = ${channelId})::int as entities,
+        (select count(distinct entity_id) from memory_entities where channel_id = ${channelId})::int as entities,
         (select count(distinct t) from memories, unnest(topic_tags) t where channel_id = ${channelId})::int as topics`.execute(
       this.db,
     );
@@ -301,14 +385,15 @@ export class KyselyDocumentStore implements DocumentStore {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
     const row = await this.db.selectFrom('memories').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return null;
-    const { permalink: _permalink, ...detail } = toMemoryDetail(row);
+    const [withLinks] = await this.withGraphLinks([toMemoryDetail(row)]);
+    const { permalink: _permalink, ...detail } = withLinks!;
     return detail;
   }
 
   async getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>> {
     if (ids.length === 0) return new Map();
     const rows = await this.db.selectFrom('memories').selectAll().where('id', 'in', ids).execute();
-    return new Map(rows.map((r) => [r.id, toMemoryDetail(r)]));
+    return new Map((await this.withGraphLinks(rows.map(toMemoryDetail))).map((r) => [r.id, r]));
   }
 
   async topicCounts(channelId: string): Promise<{ tag: string; count: number }[]> {

@@ -38,4 +38,22 @@ export const migrateDocuments = (db: Kysely<unknown>) =>
         await sql`create index if not exists memories_entities on memories using gin (entity_tags)`.execute(db);
       },
     },
+    '0002_graph_links': {
+      // Written from EntitiesExtracted (atlas.graph), which may arrive before or after the facts it names,
+      // so they live beside memories and are joined on read (spec memory detail: graph_entity_ids, validity).
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists memory_entities (
+          fact_id uuid not null, entity_id uuid not null, message_uuid uuid not null, channel_id text not null,
+          primary key (fact_id, entity_id))`.execute(db);
+        await sql`create index if not exists memory_entities_message on memory_entities (message_uuid)`.execute(db);
+        await sql`create index if not exists memory_entities_channel on memory_entities (channel_id, entity_id)`.execute(
+          db,
+        );
+        await sql`create table if not exists fact_supersessions (
+          by_message_uuid uuid not null, fact_id uuid not null, superseded_by uuid not null,
+          invalid_at timestamptz not null, certain boolean not null, reason text not null default '',
+          primary key (by_message_uuid, fact_id))`.execute(db);
+        await sql`create index if not exists fact_supersessions_fact on fact_supersessions (fact_id)`.execute(db);
+      },
+    },
   });

@@ -1,4 +1,11 @@
-import type { ChannelDiscovered, Fact, FactsExtracted, MessageIngested, Reaction } from '@atlas/core';
+import type {
+  ChannelDiscovered,
+  EntitiesExtracted,
+  Fact,
+  FactsExtracted,
+  MessageIngested,
+  Reaction,
+} from '@atlas/core';
 
 /** Spec "Channel" (list form). Timestamps are ISO 8601 UTC strings. */
 export interface ChannelView {
@@ -110,6 +117,13 @@ export interface DocumentStore {
   markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void>;
   /** Replaces the fact set of each message: facts not in the new set are deleted, the rest upserted. */
   replaceFacts(sets: readonly FactsExtracted[]): Promise<void>;
+  /**
+   * Replaces each message's graph links (EntitiesExtracted): which entities each of its facts names (memory
+   * detail graph_entity_ids) and which earlier facts it supersedes (certain: superseded_by and invalid_at of
+   * the newest such supersession) or may contradict (potential_contradiction). Order-independent of
+   * replaceFacts: links are joined on read. Never deletes a fact (spec "Memory validity").
+   */
+  replaceGraphLinks(sets: readonly EntitiesExtracted[]): Promise<void>;
 
   listChannels(): Promise<ChannelView[]>;
   /** null when unknown. */

@@ -75,4 +75,18 @@ export interface DocumentTables {
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
   };
+  memory_entities: {
+    fact_id: string;
+    entity_id: string;
+    message_uuid: string;
+    channel_id: string;
+  };
+  fact_supersessions: {
+    by_message_uuid: string;
+    fact_id: string;
+    superseded_by: string;
+    invalid_at: Timestamp;
+    certain: boolean;
+    reason: string;
+  };
 }

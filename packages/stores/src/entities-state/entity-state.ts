@@ -1,0 +1,280 @@
+import type { EntitiesExtracted, FactsExtracted } from '@atlas/core';
+import { normalizeEntityName } from '@atlas/core';
+import { type Generated, type Kysely, sql } from 'kysely';
+import { runMigrations } from '../migrate.js';
+
+/** A person a channel has seen (an author or a mentioned user). Structurally the pipeline's KnownPerson. */
+export interface ChannelPerson {
+  name: string;
+  aliases: string[];
+}
+
+/** A decision a channel took. Structurally the pipeline's KnownDecision. */
+export interface ChannelDecision {
+  entityId: string;
+  name: string;
+  factId: string;
+  /** ISO 8601 UTC. */
+  messageTs: string;
+  decidedBy: string;
+  topicKeys: string[];
+  /** The message it came from (state only; absent on decisions an extractor returns). */
+  messageId?: string;
+}
+
+/** What the entity backlog holds: a fact set still to extract, or an extraction still to write to the graph. */
+export type EntityBacklogItem =
+  | { stage: 'extract'; messageId: string; channelId: string; payload: FactsExtracted; reason: string }
+  | { stage: 'write'; messageId: string; channelId: string; payload: EntitiesExtracted; reason: string };
+
+interface Tables {
+  entity_people: { channel_id: string; norm: string; name: string; aliases: string[] };
+  entity_decisions: {
+    channel_id: string;
+    entity_id: string;
+    message_uuid: string;
+    name: string;
+    fact_id: string;
+    message_ts: string;
+    decided_by: string;
+    topic_keys: string[];
+    superseded: Generated<boolean>;
+  };
+  entity_messages: { message_uuid: string; channel_id: string };
+  entity_backlog: {
+    message_uuid: string;
+    stage: string;
+    channel_id: string;
+    payload: unknown;
+    reason: string;
+    queued_at: string;
+  };
+}
+
+/** Tables of the entities projector's state and of the entity backlog (spec: "queued for entity backfill"). */
+export const migrateEntityState = (db: Kysely<unknown>) =>
+  runMigrations(db, 'entity_state', {
+    '0001_entity_state': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists entity_people (channel_id text not null, norm text not null,
+          name text not null, aliases text[] not null default '{}', primary key (channel_id, norm))`.execute(db);
+        await sql`create table if not exists entity_decisions (channel_id text not null, entity_id uuid not null,
+          message_uuid uuid not null, name text not null, fact_id uuid not null, message_ts text not null,
+          decided_by text not null, topic_keys text[] not null default '{}', superseded boolean not null default false,
+          primary key (channel_id, entity_id, message_uuid))`.execute(db);
+        await sql`create table if not exists entity_messages (message_uuid uuid primary key, channel_id text not null)`.execute(
+          db,
+        );
+        await sql`create table if not exists entity_backlog (message_uuid uuid not null, stage text not null,
+          channel_id text not null, payload jsonb not null, reason text not null default '',
+          queued_at timestamptz not null default now(), primary key (message_uuid, stage))`.execute(db);
+      },
+    },
+  });
+
+/** Decisions a channel keeps in state for the same-topic test: the newest this many. */
+const MAX_DECISIONS = 500;
+
+/**
+ * The entities projector's own state: the people and decisions each channel has seen (the input of
+ * alias resolution and supersession), and which messages have a graph contribution (so a message that
+ * loses its facts gets an empty, retracting EntitiesExtracted, and one that never had any gets none).
+ * Writes are idempotent upserts; truncate() clears it before a replay.
+ */
+export class EntityStateStore {
+  private readonly db: Kysely<Tables>;
+
+  constructor(db: Kysely<unknown>) {
+    this.db = db as Kysely<Tables>;
+  }
+
+  async truncate(): Promise<void> {
+    await sql`truncate table entity_people, entity_decisions, entity_messages`.execute(this.db);
+  }
+
+  /** The people of a channel, by name. */
+  async people(channelId: string): Promise<ChannelPerson[]> {
+    const rows = await this.db
+      .selectFrom('entity_people')
+      .select(['name', 'aliases'])
+      .where('channel_id', '=', channelId)
+      .orderBy('norm')
+      .execute();
+    return rows.map((r) => ({ name: r.name, aliases: r.aliases ?? [] }));
+  }
+
+  /** Adds people (aliases are merged into an existing person of the same normalised name). */
+  async addPeople(channelId: string, people: readonly ChannelPerson[]): Promise<void> {
+    const rows = new Map<string, { channel_id: string; norm: string; name: string; aliases: string[] }>();
+    for (const p of people) {
+      const norm = normalizeEntityName(p.name);
+      if (!norm) continue;
+      const prev = rows.get(norm);
+      rows.set(norm, {
+        channel_id: channelId,
+        norm,
+        name: prev?.name ?? p.name,
+        aliases: [...new Set([...(prev?.aliases ?? []), ...p.aliases])].sort(),
+      });
+    }
+    if (rows.size === 0) return;
+    await this.db
+      .insertInto('entity_people')
+      .values([...rows.values()])
+      .onConflict((oc) =>
+        oc.columns(['channel_id', 'norm']).doUpdateSet({
+          aliases: sql`(select coalesce(array_agg(distinct a order by a), '{}') from unnest(entity_people.aliases || excluded.aliases) a)`,
+        }),
+      )
+      .execute();
+  }
+
+  /** A channel's newest decisions still in force (at most 500), oldest first. */
+  async decisions(channelId: string): Promise<ChannelDecision[]> {
+    const rows = await this.db
+      .selectFrom('entity_decisions')
+      .selectAll()
+      .where('channel_id', '=', channelId)
+      .where('superseded', '=', false)
+      .orderBy('message_ts', 'desc')
+      .limit(MAX_DECISIONS)
+      .execute();
+    return rows.reverse().map((r) => ({
+      entityId: r.entity_id,
+      name: r.name,
+      factId: r.fact_id,
+      messageTs: r.message_ts,
+      decidedBy: r.decided_by,
+      topicKeys: r.topic_keys ?? [],
+      messageId: r.message_uuid,
+    }));
+  }
+
+  /** Replaces the decisions a message contributed. */
+  async replaceDecisions(channelId: string, messageId: string, decisions: readonly ChannelDecision[]): Promise<void> {
+    await this.db.deleteFrom('entity_decisions').where('message_uuid', '=', messageId).execute();
+    if (decisions.length === 0) return;
+    const rows = new Map(
+      decisions.map((d) => [
+        d.entityId,
+        {
+          channel_id: channelId,
+          entity_id: d.entityId,
+          message_uuid: messageId,
+          name: d.name,
+          fact_id: d.factId,
+          message_ts: d.messageTs,
+          decided_by: d.decidedBy,
+          topic_keys: d.topicKeys,
+        },
+      ]),
+    );
+    await this.db
+      .insertInto('entity_decisions')
+      .values([...rows.values()])
+      .execute();
+  }
+
+  /**
+   * Marks decisions as replaced by a later one (a certain supersession), so the next decision on the topic
+   * supersedes the newest, not the first again. Replacing the superseding message's decisions does not
+   * undo it; a replay rebuilds the state.
+   */
+  async markSuperseded(channelId: string, entityIds: readonly string[]): Promise<void> {
+    if (entityIds.length === 0) return;
+    await this.db
+      .updateTable('entity_decisions')
+      .set({ superseded: true })
+      .where('channel_id', '=', channelId)
+      .where('entity_id', 'in', [...new Set(entityIds)])
+      .execute();
+  }
+
+  /** Which of these messages have a graph contribution. */
+  async contributed(messageIds: readonly string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('entity_messages')
+      .select('message_uuid')
+      .where('message_uuid', 'in', [...new Set(messageIds)])
+      .execute();
+    return new Set(rows.map((r) => r.message_uuid));
+  }
+
+  /** Records which messages now have a contribution (`has`) and which no longer do. */
+  async markContributed(channelId: string, has: readonly string[], hasNot: readonly string[]): Promise<void> {
+    if (hasNot.length > 0)
+      await this.db
+        .deleteFrom('entity_messages')
+        .where('message_uuid', 'in', [...hasNot])
+        .execute();
+    if (has.length === 0) return;
+    await this.db
+      .insertInto('entity_messages')
+      .values([...new Set(has)].map((m) => ({ message_uuid: m, channel_id: channelId })))
+      .onConflict((oc) => oc.column('message_uuid').doNothing())
+      .execute();
+  }
+}
+
+/**
+ * Messages whose entity extraction or graph write was skipped because the LLM or the graph store was
+ * down (spec "Ingestion pipeline": entity extraction skipped, message queued for entity backfill;
+ * drained by POST /api/admin/backfill/entities). One row per (message, stage); a newer item replaces it.
+ */
+export class EntityBacklog {
+  private readonly db: Kysely<Tables>;
+
+  constructor(db: Kysely<unknown>) {
+    this.db = db as Kysely<Tables>;
+  }
+
+  async add(items: readonly EntityBacklogItem[]): Promise<void> {
+    for (const it of items) {
+      await sql`insert into entity_backlog (message_uuid, stage, channel_id, payload, reason)
+        values (${it.messageId}::uuid, ${it.stage}, ${it.channelId}, ${JSON.stringify(it.payload)}::jsonb, ${it.reason})
+        on conflict (message_uuid, stage) do update set payload = excluded.payload, reason = excluded.reason,
+        queued_at = now()`.execute(this.db);
+    }
+  }
+
+  /** The oldest `limit` items, oldest first. */
+  async take(limit: number): Promise<EntityBacklogItem[]> {
+    const rows = await this.db
+      .selectFrom('entity_backlog')
+      .selectAll()
+      .orderBy('queued_at')
+      .orderBy('message_uuid')
+      .limit(limit)
+      .execute();
+    return rows.map(
+      (r) =>
+        ({
+          stage: r.stage,
+          messageId: r.message_uuid,
+          channelId: r.channel_id,
+          payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+          reason: r.reason,
+        }) as EntityBacklogItem,
+    );
+  }
+
+  /** Removes the items of these messages at this stage (done, or replaced by a newer event). */
+  async remove(stage: EntityBacklogItem['stage'], messageIds: readonly string[]): Promise<void> {
+    if (messageIds.length === 0) return;
+    await this.db
+      .deleteFrom('entity_backlog')
+      .where('stage', '=', stage)
+      .where('message_uuid', 'in', [...new Set(messageIds)])
+      .execute();
+  }
+
+  async count(): Promise<number> {
+    const r = await sql<{ n: number }>`select count(*)::int as n from entity_backlog`.execute(this.db);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async truncate(): Promise<void> {
+    await sql`truncate table entity_backlog`.execute(this.db);
+  }
+}

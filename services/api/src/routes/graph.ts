@@ -1,0 +1,384 @@
+import { AtlasError, deterministicId, EntityType, normalizeEntityName, notFound, RelationshipType } from '@atlas/core';
+import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph } from '@atlas/stores';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiPorts } from '../ports.js';
+
+/** Days after which a card's staleness_score reaches 0.5 (it is 1 − 0.5^(days since last mention / 90)). */
+export const STALENESS_HALF_LIFE_DAYS = 90;
+/** Key facts on a card. */
+const KEY_FACTS = 5;
+
+const Limit = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
+const Names = z
+  .string()
+  .min(1)
+  .transform((v) =>
+    v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
+/** Spec "Graph entity", list form (the single-entity form adds source_message_id and message_ts). */
+export const entityView = (e: GraphEntity, single = false) => ({
+  id: e.id,
+  name: e.name,
+  type: e.type,
+  scope: e.scope,
+  channel_id: e.channel_id,
+  status: e.status,
+  properties: e.properties,
+  aliases: e.aliases,
+  source_fact_ids: e.source_fact_ids,
+  created_at: e.created_at,
+  updated_at: e.updated_at,
+  ...(single ? { source_message_id: e.source_message_id, message_ts: e.message_ts } : {}),
+});
+
+/** Spec "Relationship", list form. */
+const relationshipView = (r: GraphRelationship) => ({
+  id: r.id,
+  type: r.type,
+  source: r.source,
+  target: r.target,
+  confidence: r.confidence,
+  valid_from: r.valid_from,
+  valid_until: r.valid_until,
+  context: r.context,
+  source_message_id: r.source_message_id,
+  source_fact_id: r.source_fact_id,
+  created_at: r.created_at,
+});
+
+/** Spec: "Neighbor edges carry id, type, source, target, confidence, context, valid_from, source_message_id". */
+const edgeView = (r: GraphRelationship) => ({
+  id: r.id,
+  type: r.type,
+  source: r.source,
+  target: r.target,
+  confidence: r.confidence,
+  context: r.context,
+  valid_from: r.valid_from,
+  source_message_id: r.source_message_id,
+});
+
+/** The {nodes, edges} shape of subgraph, path and common-neighbors (README "Graph queries"). */
+const graphView = (g: Subgraph) => ({
+  nodes: g.nodes.map((n) => ({ id: n.id, name: n.name, type: n.type, channel_id: n.channel_id })),
+  edges: g.edges.map(edgeView),
+});
+
+/** staleness_score in [0, 1): 0 when mentioned now, 0.5 after STALENESS_HALF_LIFE_DAYS, towards 1 after. */
+export const stalenessScore = (lastMentionedAt: string, now = Date.now()): number => {
+  const days = Math.max(0, (now - Date.parse(lastMentionedAt)) / 86_400_000);
+  return Math.round((1 - 0.5 ** (days / STALENESS_HALF_LIFE_DAYS)) * 1000) / 1000;
+};
+
+/** The entities a list of names resolves to (one group of ids per name); 404 naming the first unknown one. */
+const resolveNames = async (
+  graph: GraphStore,
+  names: readonly string[],
+  channelId: string | undefined,
+): Promise<string[][]> => {
+  const groups: string[][] = [];
+  for (const name of names) {
+    const found = await graph.findEntities({ names: [name], channelId });
+    if (found.length === 0) throw notFound('entity', name);
+    groups.push(found.map((e) => e.id));
+  }
+  return groups;
+};
+
+/**
+ * An entity card (spec "Entity card"): the entities of one (type, normalised name) across channels,
+ * with their facts from the document store. The name's most mentioned type wins when several share it.
+ */
+export const entityCard = async (graph: GraphStore, documents: DocumentStore, name: string, now = Date.now()) => {
+  const found = await graph.findEntities({ names: [name] });
+  if (found.length === 0) return null;
+  const groups = new Map<string, GraphEntity[]>();
+  for (const e of found) {
+    const k = `${e.type}\u0000${normalizeEntityName(e.name)}`;
+    groups.set(k, [...(groups.get(k) ?? []), e]);
+  }
+  const weight = (g: GraphEntity[]) => g.reduce((n, e) => n + e.mention_count, 0);
+  const group = [...groups.values()].sort((a, b) => weight(b) - weight(a))[0]!;
+  const main = [...group].sort((a, b) => b.mention_count - a.mention_count)[0]!;
+  const factIds = [...new Set(group.flatMap((e) => e.source_fact_ids))];
+  const facts = [...(await documents.getMemories(factIds)).values()];
+  const breakdown: Record<string, number> = {};
+  for (const f of facts) breakdown[f.fact_type] = (breakdown[f.fact_type] ?? 0) + 1;
+  const key = facts
+    .filter((f) => !f.superseded_by)
+    .sort((a, b) => rank(b) - rank(a) || b.message_ts.localeCompare(a.message_ts))
+    .slice(0, KEY_FACTS);
+  const hood = await graph.neighborhood(
+    group.map((e) => e.id),
+    { depth: 1, limit: 50 },
+  );
+  const ids = new Set(group.map((e) => e.id));
+  const related = new Map<string, { name: string; type: string; relationship: string }>();
+  for (const edge of hood.edges) {
+    const other = ids.has(edge.source_id) ? edge.target_id : edge.source_id;
+    if (ids.has(other)) continue;
+    const node = hood.nodes.find((n) => n.id === other);
+    if (!node) continue;
+    const k = `${node.name}\u0000${edge.type}`;
+    if (!related.has(k)) related.set(k, { name: node.name, type: node.type, relationship: edge.type });
+  }
+  const lastMentioned = group
+    .map((e) => e.last_mentioned_at)
+    .sort()
+    .at(-1)!;
+  const firstMentioned = group.map((e) => e.message_ts).sort()[0]!;
+  const channels = [...new Set(group.map((e) => e.channel_id))].sort();
+  const channelNames = new Map((await documents.listChannels()).map((c) => [c.id, c.name]));
+  return {
+    id: deterministicId('entity-card', main.type, normalizeEntityName(main.name)),
+    tier: 'entity_card' as const,
+    entity_id: main.id,
+    entity_name: main.name,
+    entity_type: main.type,
+    channel_ids: channels,
+    cluster_ids: [...new Set(facts.map((f) => f.cluster_id).filter((c): c is string => !!c))].sort(),
+    fact_count: factIds.length,
+    fact_type_breakdown: breakdown,
+    key_facts: key.map((f) => f.memory_text),
+    related_entities: [...related.values()].slice(0, 20),
+    last_mentioned_at: lastMentioned,
+    staleness_score: stalenessScore(lastMentioned, now),
+    summary: cardSummary(
+      main,
+      factIds.length,
+      channels.map((c) => channelNames.get(c) ?? c),
+      firstMentioned,
+      lastMentioned,
+      key[0]?.memory_text,
+      related.size,
+    ),
+    updated_at: group
+      .map((e) => e.updated_at)
+      .sort()
+      .at(-1)!,
+  };
+};
+
+const IMPORTANCE_RANK: Record<string, number> = { high: 1, medium: 0.9, low: 0.8 };
+const rank = (f: { quality_score: number; importance: string }) =>
+  f.quality_score * (IMPORTANCE_RANK[f.importance] ?? 0.8);
+
+/** An extractive summary (no model): what the entity is, where and when it is mentioned, its top fact. */
+const cardSummary = (
+  e: GraphEntity,
+  facts: number,
+  channels: readonly string[],
+  first: string,
+  last: string,
+  topFact: string | undefined,
+  related: number,
+): string => {
+  const day = (t: string) => t.slice(0, 10);
+  const where = channels.map((c) => `#${c}`).join(', ');
+  const span = day(first) === day(last) ? `on ${day(last)}` : `from ${day(first)} to ${day(last)}`;
+  const parts = [
+    `${e.name} (${e.type}) is mentioned in ${facts} fact${facts === 1 ? '' : 's'} in ${where} ${span}` +
+      (related > 0 ? `, related to ${related} other entit${related === 1 ? 'y' : 'ies'}.` : '.'),
+  ];
+  if (e.type === 'Decision' && e.properties.decided_by)
+    parts.push(`Decided by ${e.properties.decided_by} (${e.properties.status ?? 'agreed'}).`);
+  if (topFact) parts.push(`Key fact: ${topFact}`);
+  return parts.join(' ');
+};
+
+/**
+ * Every /api/graph route (spec "Graph"). Limits: entities default 50, max 200; relationships default 50
+ * (max 200); cards default 20 (max 200); neighbors depth default 1, max 3. The shapes of subgraph, path
+ * and common-neighbors are ours ({nodes, edges}, README "Graph queries").
+ */
+export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, documents }) => {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/api/graph/entities',
+    {
+      schema: {
+        querystring: z.object({
+          channel_id: z.string().min(1),
+          type: EntityType.optional(),
+          status: z.enum(['active', 'pending']).optional(),
+          limit: Limit(50, 200),
+        }),
+      },
+    },
+    async ({ query }) =>
+      (
+        await graph.listEntities({
+          channelId: query.channel_id,
+          type: query.type,
+          status: query.status,
+          limit: query.limit,
+        })
+      ).map((e) => entityView(e)),
+  );
+
+  // The literal `cards` segment is the card list, not an entity id (spec).
+  app.get(
+    '/api/graph/entities/cards',
+    {
+      schema: {
+        querystring: z.object({
+          channel_id: z.string().min(1).optional(),
+          entity_type: EntityType.optional(),
+          limit: Limit(20, 200),
+        }),
+      },
+    },
+    async ({ query }) => {
+      const now = Date.now();
+      const groups = await graph.entityGroups({
+        channelId: query.channel_id,
+        type: query.entity_type,
+        limit: query.limit,
+      });
+      const main = new Map((await graph.getEntities(groups.flatMap((g) => g.entity_ids))).map((e) => [e.id, e]));
+      return groups.map((g) => {
+        const best = g.entity_ids
+          .map((id) => main.get(id))
+          .filter((e): e is GraphEntity => !!e)
+          .sort((a, b) => b.mention_count - a.mention_count)[0];
+        return {
+          entity_id: best?.id ?? g.entity_ids[0]!,
+          entity_name: g.name,
+          entity_type: g.type,
+          fact_count: g.fact_count,
+          staleness_score: stalenessScore(g.last_mentioned_at, now),
+        };
+      });
+    },
+  );
+
+  app.get('/api/graph/entities/:ref', { schema: { params: z.object({ ref: z.string() }) } }, async ({ params }) => {
+    const e = await graph.getEntity(params.ref);
+    if (!e) throw notFound('entity', params.ref);
+    return entityView(e, true);
+  });
+
+  app.get(
+    '/api/graph/entities/:ref/neighbors',
+    {
+      schema: {
+        params: z.object({ ref: z.string() }),
+        querystring: z.object({ depth: Limit(1, 3), limit: Limit(50, 200) }),
+      },
+    },
+    async ({ params, query }) => {
+      if (!(await graph.getEntity(params.ref))) throw notFound('entity', params.ref);
+      const g = await graph.neighborhood([params.ref], { depth: query.depth, limit: query.limit });
+      return { nodes: g.nodes.map((n) => ({ id: n.id, name: n.name, type: n.type })), edges: g.edges.map(edgeView) };
+    },
+  );
+
+  app.get(
+    '/api/graph/entities/:ref/card',
+    { schema: { params: z.object({ ref: z.string().min(1) }) } },
+    async ({ params }) => {
+      const card = await entityCard(graph, documents, params.ref);
+      if (!card) throw notFound('entity', params.ref);
+      return card;
+    },
+  );
+
+  app.get(
+    '/api/graph/relationships',
+    {
+      schema: {
+        querystring: z.object({
+          channel_id: z.string().min(1),
+          type: RelationshipType.optional(),
+          source: z.string().min(1).optional(),
+          target: z.string().min(1).optional(),
+          limit: Limit(50, 200),
+        }),
+      },
+    },
+    async ({ query }) =>
+      (
+        await graph.listRelationships({
+          channelId: query.channel_id,
+          type: query.type,
+          source: query.source,
+          target: query.target,
+          limit: query.limit,
+        })
+      ).map(relationshipView),
+  );
+
+  app.get(
+    '/api/graph/decisions',
+    { schema: { querystring: z.object({ channel_id: z.string().min(1), status: z.string().min(1).optional() }) } },
+    async ({ query }) => {
+      const rows = await graph.listEntities({ channelId: query.channel_id, type: 'Decision', limit: 10_000 });
+      return rows
+        .map((e) => ({
+          name: e.name,
+          decided_by: e.properties.decided_by ?? '',
+          status: e.properties.status ?? 'agreed',
+          superseded_by: e.properties.superseded_by ?? null,
+          date: e.properties.date ?? e.message_ts.slice(0, 10),
+          context: e.properties.context ?? '',
+        }))
+        .filter((d) => !query.status || d.status === query.status)
+        .sort((a, b) => b.date.localeCompare(a.date) || a.name.localeCompare(b.name));
+    },
+  );
+
+  app.get(
+    '/api/graph/subgraph',
+    {
+      schema: {
+        querystring: z.object({
+          entities: Names,
+          depth: Limit(1, 3),
+          limit: Limit(50, 200),
+          channel_id: z.string().min(1).optional(),
+        }),
+      },
+    },
+    async ({ query }) => {
+      const groups = await resolveNames(graph, query.entities, query.channel_id);
+      return graphView(await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit }));
+    },
+  );
+
+  app.get(
+    '/api/graph/path',
+    {
+      schema: {
+        querystring: z.object({
+          source: z.string().min(1),
+          target: z.string().min(1),
+          max_depth: Limit(3, 6),
+          channel_id: z.string().min(1).optional(),
+        }),
+      },
+    },
+    async ({ query }) => {
+      const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id);
+      const path = await graph.shortestPath(from!, to!, query.max_depth);
+      return { ...graphView(path ?? { nodes: [], edges: [] }), length: path ? path.edges.length : null };
+    },
+  );
+
+  app.get(
+    '/api/graph/common-neighbors',
+    { schema: { querystring: z.object({ entities: Names, channel_id: z.string().min(1).optional() }) } },
+    async ({ query }) => {
+      if (query.entities.length < 2)
+        throw new AtlasError('INVALID_REQUEST', 'common-neighbors needs at least two comma-separated entity names');
+      const groups = await resolveNames(graph, query.entities, query.channel_id);
+      return graphView(await graph.commonNeighbors(groups));
+    },
+  );
+};

@@ -1,0 +1,253 @@
+import {
+  AtlasError,
+  type EntitiesExtracted,
+  type FactsExtracted,
+  isRetriable,
+  type NewEvent,
+  type StoredEvent,
+  TOPICS,
+} from '@atlas/core';
+import type { EventLog, Projector } from '@atlas/eventlog';
+import type { EntityExtractor } from '@atlas/pipeline';
+import type {
+  ChannelDecision,
+  ChannelPerson,
+  EntityBacklog,
+  EntityBacklogItem,
+  EntityStateStore,
+  GraphStore,
+} from '@atlas/stores';
+
+export interface EntitiesDeps {
+  extractor: EntityExtractor;
+  eventLog: EventLog;
+  state: EntityStateStore;
+  backlog: EntityBacklog;
+}
+
+export interface GraphDeps {
+  graph: GraphStore;
+  backlog: EntityBacklog;
+}
+
+/** A provider (LLM) or store failure that the spec answers with "skip and queue for backfill". */
+const isOutage = (err: unknown, prefix: 'PROVIDER' | 'STORE'): boolean =>
+  err instanceof AtlasError && isRetriable(err) && err.code.startsWith(prefix);
+
+/**
+ * Runs entity extraction over fact sets in order and returns the EntitiesExtracted events to append.
+ * Each channel's people and decisions (the extractor's input state) are read once per call and kept
+ * current as sets are processed, then saved. A set with no facts yields an empty, retracting event only
+ * when its message had a contribution before. When the extractor's provider is down (PROVIDER_*,
+ * retriable) the set is returned in `queued` instead, and the rest go on.
+ */
+export const extractEntities = async (
+  sets: readonly FactsExtracted[],
+  deps: Omit<EntitiesDeps, 'backlog' | 'eventLog'>,
+): Promise<{ events: NewEvent<'EntitiesExtracted'>[]; queued: FactsExtracted[] }> => {
+  const events: NewEvent<'EntitiesExtracted'>[] = [];
+  const queued: FactsExtracted[] = [];
+  const before = await deps.state.contributed(sets.map((s) => s.messageId));
+  const channels = new Map<
+    string,
+    {
+      people: ChannelPerson[];
+      decisions: ChannelDecision[];
+      newPeople: ChannelPerson[];
+      has: string[];
+      hasNot: string[];
+    }
+  >();
+  const channelState = async (channelId: string) => {
+    let c = channels.get(channelId);
+    if (!c) {
+      c = {
+        people: await deps.state.people(channelId),
+        decisions: await deps.state.decisions(channelId),
+        newPeople: [],
+        has: [],
+        hasNot: [],
+      };
+      channels.set(channelId, c);
+    }
+    return c;
+  };
+  const extractedAt = new Date().toISOString();
+  for (const s of sets) {
+    const c = await channelState(s.channelId);
+    const messageTs = s.facts[0]?.messageTs ?? '';
+    if (s.facts.length === 0) {
+      if (!before.has(s.messageId)) continue;
+      events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, null));
+      await deps.state.replaceDecisions(s.channelId, s.messageId, []);
+      c.decisions = c.decisions.filter((d) => d.messageId !== s.messageId);
+      c.hasNot.push(s.messageId);
+      continue;
+    }
+    const ownFacts = new Set(s.facts.map((f) => f.factId));
+    let out: Awaited<ReturnType<EntityExtractor['extract']>>;
+    try {
+      out = await deps.extractor.extract({
+        facts: s,
+        people: c.people,
+        decisions: c.decisions.filter((d) => d.messageId !== s.messageId && !ownFacts.has(d.factId)),
+      });
+    } catch (err) {
+      if (!isOutage(err, 'PROVIDER')) throw err;
+      queued.push(s);
+      continue;
+    }
+    if (out.entities.length === 0 && !before.has(s.messageId)) continue;
+    events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, out));
+    if (out.people.length > 0) {
+      c.people = mergePeople(c.people, out.people);
+      c.newPeople.push(...out.people);
+    }
+    const replaced = new Set(
+      out.supersessions.filter((x) => x.certain && x.oldEntityId).map((x) => x.oldEntityId as string),
+    );
+    c.decisions = [
+      ...c.decisions.filter((d) => d.messageId !== s.messageId && !ownFacts.has(d.factId) && !replaced.has(d.entityId)),
+      ...out.decisions.map((d) => ({ ...d, messageId: s.messageId })),
+    ];
+    await deps.state.replaceDecisions(s.channelId, s.messageId, out.decisions);
+    await deps.state.markSuperseded(s.channelId, [...replaced]);
+    (out.entities.length > 0 ? c.has : c.hasNot).push(s.messageId);
+  }
+  for (const [channelId, c] of channels) {
+    await deps.state.addPeople(channelId, c.newPeople);
+    await deps.state.markContributed(channelId, c.has, c.hasNot);
+  }
+  return { events, queued };
+};
+
+const mergePeople = (known: readonly ChannelPerson[], add: readonly ChannelPerson[]): ChannelPerson[] => {
+  const byName = new Map(known.map((p) => [p.name.toLowerCase(), { ...p, aliases: [...p.aliases] }]));
+  for (const p of add) {
+    const k = p.name.toLowerCase();
+    const prev = byName.get(k);
+    byName.set(k, prev ? { ...prev, aliases: [...new Set([...prev.aliases, ...p.aliases])] } : p);
+  }
+  return [...byName.values()];
+};
+
+const entitySet = (
+  s: FactsExtracted,
+  messageTs: string,
+  extractor: string,
+  extractedAt: string,
+  out: {
+    entities: EntitiesExtracted['entities'];
+    relationships: EntitiesExtracted['relationships'];
+    supersessions: EntitiesExtracted['supersessions'];
+  } | null,
+): NewEvent<'EntitiesExtracted'> => ({
+  type: 'EntitiesExtracted',
+  key: s.channelId,
+  data: {
+    messageId: s.messageId,
+    platform: s.platform,
+    channelId: s.channelId,
+    sourceMessageId: s.sourceMessageId,
+    messageTs: messageTs || s.extractedAt,
+    extractor,
+    extractedAt,
+    entities: out?.entities ?? [],
+    relationships: out?.relationships ?? [],
+    supersessions: out?.supersessions ?? [],
+  },
+});
+
+/**
+ * FactsExtracted → EntitiesExtracted on `atlas.graph` (spec "Ingestion pipeline": entity extraction;
+ * ARCHITECTURE.md graph projector, first stage). The extraction runs once and is recorded in the log, so
+ * rebuilding the graph store (a replay of the `graph` projector) calls no model. When the LLM is down the
+ * message's fact set is queued for entity backfill and the batch still commits: facts are stored anyway.
+ */
+export const entitiesProjector: Projector<EntitiesDeps> = {
+  name: 'entities',
+  topics: [TOPICS.facts],
+  handles: ['FactsExtracted'],
+  reset: ({ state }) => state.truncate(),
+  async handle(events, deps) {
+    const sets = events.map((e) => e.data as FactsExtracted);
+    const { events: out, queued } = await extractEntities(sets, deps);
+    await deps.eventLog.append(TOPICS.graph, out);
+    // A newer fact set of a queued message replaces the queued one; a processed message leaves the queue.
+    await deps.backlog.remove(
+      'extract',
+      sets.filter((s) => !queued.includes(s)).map((s) => s.messageId),
+    );
+    await deps.backlog.add(queued.map((s) => backlogItem('extract', s, 'entity extractor unavailable')));
+  },
+};
+
+const backlogItem = (
+  stage: 'extract' | 'write',
+  payload: FactsExtracted | EntitiesExtracted,
+  reason: string,
+): EntityBacklogItem =>
+  ({ stage, messageId: payload.messageId, channelId: payload.channelId, payload, reason }) as EntityBacklogItem;
+
+/**
+ * EntitiesExtracted → the graph store (second stage). Idempotent: each message's contribution replaces
+ * its earlier one. When the graph store is down (STORE_UNAVAILABLE) the sets are queued for entity
+ * backfill and the batch commits (spec: entity extraction skipped, facts still stored).
+ */
+export const graphProjector: Projector<GraphDeps> = {
+  name: 'graph',
+  topics: [TOPICS.graph],
+  handles: ['EntitiesExtracted'],
+  reset: ({ graph }) => graph.truncate(),
+  async handle(events: StoredEvent[], deps) {
+    const sets = events.map((e) => e.data as EntitiesExtracted);
+    try {
+      await deps.graph.applyMessageGraphs(sets);
+      await deps.backlog.remove(
+        'write',
+        sets.map((s) => s.messageId),
+      );
+    } catch (err) {
+      if (!isOutage(err, 'STORE')) throw err;
+      await deps.backlog.add(sets.map((s) => backlogItem('write', s, 'graph store unavailable')));
+    }
+  },
+};
+
+/**
+ * Drains the entity backlog (POST /api/admin/backfill/entities) in batches of `batch`, oldest first:
+ * fact sets are extracted again and their EntitiesExtracted appended to the log (the graph projector
+ * writes them); queued graph writes are applied directly. Stops at the first batch that fails again and
+ * throws its error (AtlasError PROVIDER_UNAVAILABLE or STORE_UNAVAILABLE, retriable).
+ */
+export const backfillEntities = async (
+  deps: EntitiesDeps & GraphDeps,
+  batch = 100,
+): Promise<{ processed: number; remaining: number }> => {
+  let processed = 0;
+  for (;;) {
+    const items = await deps.backlog.take(batch);
+    if (items.length === 0) break;
+    const extract = items.filter((i) => i.stage === 'extract').map((i) => i.payload as FactsExtracted);
+    const write = items.filter((i) => i.stage === 'write').map((i) => i.payload as EntitiesExtracted);
+    if (extract.length > 0) {
+      const { events, queued } = await extractEntities(extract, deps);
+      if (queued.length > 0)
+        throw new AtlasError('PROVIDER_UNAVAILABLE', 'entity extractor still unavailable', { retriable: true });
+      await deps.eventLog.append(TOPICS.graph, events);
+      await deps.backlog.remove(
+        'extract',
+        extract.map((s) => s.messageId),
+      );
+    }
+    if (write.length > 0) {
+      await deps.graph.applyMessageGraphs(write);
+      await deps.backlog.remove(
+        'write',
+        write.map((s) => s.messageId),
+      );
+    }
+    processed += items.length;
+  }
+  return { processed, remaining: await deps.backlog.count() };
+};
