@@ -152,7 +152,10 @@ export const entityCard = async (graph: GraphStore, documents: DocumentStore, na
     summary: cardSummary(
       main,
       factIds.length,
-      channels.map((c) => channelNames.get(c) ?? c),
+      // Channels where it is mentioned most first.
+      [...new Set([...group].sort((a, b) => b.mention_count - a.mention_count).map((e) => e.channel_id))].map(
+        (c) => channelNames.get(c) ?? c,
+      ),
       firstMentioned,
       lastMentioned,
       key[0]?.memory_text,
@@ -180,7 +183,8 @@ const cardSummary = (
   related: number,
 ): string => {
   const day = (t: string) => t.slice(0, 10);
-  const where = channels.map((c) => `#${c}`).join(', ');
+  const named = channels.slice(0, 5).map((c) => `#${c}`);
+  const where = channels.length > 5 ? `${named.join(', ')} and ${channels.length - 5} more channels` : named.join(', ');
   const span = day(first) === day(last) ? `on ${day(last)}` : `from ${day(first)} to ${day(last)}`;
   const parts = [
     `${e.name} (${e.type}) is mentioned in ${facts} fact${facts === 1 ? '' : 's'} in ${where} ${span}` +
