@@ -16,9 +16,8 @@ import type {
   RelationshipQuery,
   Subgraph,
 } from './port.js';
+import { UUID, validateEntitySet } from './validate.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE = /^\d{4}-\d{2}-\d{2}/;
 /** Neighbourhood depth bounds (port: 1..3). */
 const MAX_NEIGHBORHOOD_DEPTH = 3;
 
@@ -169,7 +168,7 @@ export class PostgresGraphStore implements GraphStore {
    */
   async applyMessageGraphs(sets: readonly EntitiesExtracted[]): Promise<void> {
     if (sets.length === 0) return;
-    for (const s of sets) validate(s);
+    for (const s of sets) validateEntitySet(s);
     const last = [...new Map(sets.map((s) => [s.messageId, s])).values()];
     const messageIds = last.map((s) => s.messageId);
     const mentions = last.flatMap((s) =>
@@ -620,43 +619,6 @@ const toArray = (x: string[] | string | null | undefined): string[] => {
  */
 const lockChannel = async (trx: Kysely<unknown>, channelId: string): Promise<void> => {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`atlas.graph:${channelId}`}, 0))`.execute(trx);
-};
-
-/** Checks one event before anything is written; AtlasError INVALID_REQUEST otherwise. */
-const validate = (s: EntitiesExtracted): void => {
-  const bad = (message: string, details: Record<string, unknown> = {}): never => {
-    throw new AtlasError('INVALID_REQUEST', `EntitiesExtracted ${s.messageId}: ${message}`, {
-      details: { messageId: s.messageId, ...details },
-    });
-  };
-  if (!UUID.test(s.messageId)) bad('messageId is not a UUID');
-  if (Number.isNaN(Date.parse(s.messageTs))) bad(`messageTs ${JSON.stringify(s.messageTs)} is not a time`);
-  const ids = new Set<string>();
-  for (const e of s.entities) {
-    if (!UUID.test(e.entityId)) bad(`entity id ${JSON.stringify(e.entityId)} is not a UUID`);
-    if (e.factIds.some((f) => !UUID.test(f))) bad(`entity ${e.entityId} has a fact id that is not a UUID`);
-    ids.add(e.entityId);
-  }
-  for (const r of s.relationships) {
-    for (const end of [r.sourceId, r.targetId]) {
-      if (!ids.has(end)) {
-        bad(`relationship ${r.type} ${r.sourceId} → ${r.targetId}: ${end} is not an entity of the event`, {
-          type: r.type,
-          sourceId: r.sourceId,
-          targetId: r.targetId,
-        });
-      }
-    }
-    if (!DATE.test(r.validFrom)) bad(`relationship validFrom ${JSON.stringify(r.validFrom)} is not YYYY-MM-DD`);
-    if (r.validUntil !== null && !DATE.test(r.validUntil)) {
-      bad(`relationship validUntil ${JSON.stringify(r.validUntil)} is not YYYY-MM-DD`);
-    }
-  }
-  for (const x of s.supersessions) {
-    for (const id of [x.factId, x.supersededBy, x.oldEntityId, x.newEntityId]) {
-      if (id !== null && !UUID.test(id)) bad(`supersession id ${JSON.stringify(id)} is not a UUID`);
-    }
-  }
 };
 
 /**
