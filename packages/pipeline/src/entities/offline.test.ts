@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   type EntitiesExtracted,
   type EntityType,
@@ -14,9 +16,10 @@ import { describe, expect, it } from 'vitest';
 import { OfflineFactExtractor } from '../offline-extractor.js';
 import { preprocess } from '../preprocess.js';
 import { selectFacts } from '../select.js';
-import { CLOJURIANS, SlackExport } from '../test-support.js';
+import { CLOJURIANS, DATA_DIR, SlackExport } from '../test-support.js';
 import {
   decisionParts,
+  findGroups,
   findMeetings,
   findTeams,
   OFFLINE_CONFIDENCE,
@@ -502,5 +505,221 @@ describe('OfflineEntityExtractor on a real channel-day (clojurians #clojure, 201
 
   it('is deterministic: the same day gives the same events', () => {
     expect(JSON.stringify(runDay())).toBe(JSON.stringify(runDay()));
+  });
+});
+
+describe('OfflineEntityExtractor: events and groups of community life', () => {
+  const mel = (text: string, over: Partial<Fact> = {}) =>
+    fact(text, { authorName: 'Melanie', authorId: 'melanie', ...over });
+  const car = (text: string, over: Partial<Fact> = {}) =>
+    fact(text, { authorName: 'Caroline', authorId: 'caroline', ...over });
+  const FRIENDS: KnownPerson[] = [
+    { name: 'Caroline', aliases: ['caroline'] },
+    { name: 'Melanie', aliases: ['melanie'] },
+  ];
+
+  it('names events by their noun phrase, lower-cased and singular, and never a programming word', () => {
+    const names = (t: string) => findMeetings(t, TS).map((m) => m.name);
+    expect(names('Last week Caroline went to an LGBTQ+ pride parade.')).toEqual(['LGBTQ pride parade']);
+    expect(names('Melanie just signed up for a pottery class yesterday.')).toEqual(['pottery class']);
+    expect(names('Melanie ran a charity race for mental health last Saturday.')).toEqual(['charity race']);
+    expect(names('Caroline joined a mentoring program for LGBTQ youth.')).toEqual(['mentoring program']);
+    expect(names('Caroline attended an LGBTQ support group meeting.')).toEqual(['LGBTQ support group meeting']);
+    expect(names('Melanie and team went camping at the beach.')).toEqual(['camping trip']);
+    expect(names('Caroline gave a talk at a school about being transgender.')).toEqual(['talk at school']);
+    expect(names('Melanie saw Matt Patterson in concert.')).toEqual(['concert']);
+    expect(names('Caroline and team had a blast last year at the Pride fest.')).toEqual(['pride festival']);
+    for (const code of [
+      'newInstance instantiates the class and returns it.',
+      'There is a race condition in the session store of the web service.',
+      'Define a helper class and start a REPL session.',
+      'It uses a third party library and a round trip to the server.',
+      'Show me the program you wrote; we will talk to the team about it.',
+      'The march of progress continues in March.',
+    ])
+      expect(names(code)).toEqual([]);
+  });
+
+  it('finds groups with a group noun only: support group, activist group, adoption agency, LGBTQ community', () => {
+    const names = (t: string) => findGroups(t).map((g) => g.name);
+    expect(names('Caroline went to a support group yesterday.')).toEqual(['support group']);
+    expect(names('Caroline just joined a new LGBTQ activist group last Tuesday.')).toEqual(['LGBTQ activist group']);
+    expect(names('Caroline passed the adoption agency interviews.')).toEqual(['adoption agency']);
+    expect(names('It is great to give a voice to the trans community.')).toEqual(['trans community']);
+    expect(names('Melanie joined the club.')).toEqual(['club']);
+    expect(names('Melanie sings in a gospel choir.')).toEqual(['gospel choir']);
+    expect(names('A photo of a group of people; a strong community; the Clojure community; the community.')).toEqual(
+      [],
+    );
+  });
+
+  it('adds PARTICIPATED_IN from the author: 0.85 when a verb says so, 0.6 when implied', () => {
+    const out = run(
+      [
+        mel('Melanie just signed up for a pottery class yesterday.'),
+        car('One special memory for Caroline was this pride parade Caroline went to a few weeks ago.'),
+        mel('Melanie ran a charity race for mental health last Saturday.'),
+        car('Caroline took part in a pride parade last weekend.'),
+        mel("Melanie's pottery class was fun."),
+        car('Caroline felt super powerful giving the talk at a school.'),
+      ],
+      FRIENDS,
+    );
+    checkShape(out);
+    const p = (who: string, what: string) =>
+      rel(out, 'PARTICIPATED_IN', id('Person', who), id('Meeting', what))?.confidence;
+    expect(p('Melanie', 'pottery class')).toBe(0.85); // max of the explicit and the implied mention
+    expect(p('Caroline', 'pride parade')).toBe(0.85);
+    expect(p('Melanie', 'charity race')).toBe(0.85);
+    expect(p('Caroline', 'talk at school')).toBeDefined();
+    const implied = run([mel("Melanie's pottery class was fun.")], FRIENDS);
+    expect(rel(implied, 'PARTICIPATED_IN', id('Person', 'Melanie'), id('Meeting', 'pottery class'))?.confidence).toBe(
+      OFFLINE_CONFIDENCE.participatedInImplied,
+    );
+  });
+
+  it('adds companions named with "with" at 0.6, and no participation for someone else or a negation', () => {
+    const out = run(
+      [
+        mel('Melanie went to a pottery workshop with Caroline last Friday.'),
+        mel("Melanie can't go to the concert this weekend."),
+        mel('Caroline went to a pride parade last week.'),
+      ],
+      FRIENDS,
+    );
+    checkShape(out);
+    const melId = id('Person', 'Melanie');
+    expect(rel(out, 'PARTICIPATED_IN', melId, id('Meeting', 'pottery workshop'))?.confidence).toBe(0.85);
+    expect(rel(out, 'PARTICIPATED_IN', id('Person', 'Caroline'), id('Meeting', 'pottery workshop'))?.confidence).toBe(
+      OFFLINE_CONFIDENCE.participatedInCompanion,
+    );
+    expect(named(out, 'Meeting', 'concert')).toBeDefined();
+    expect(rel(out, 'PARTICIPATED_IN', melId, id('Meeting', 'concert'))).toBeUndefined();
+    expect(rel(out, 'PARTICIPATED_IN', melId, id('Meeting', 'pride parade'))).toBeUndefined();
+  });
+
+  it('adds MEMBER_OF: joined / part of / goes to at 0.85, went to once at 0.6', () => {
+    const out = run(
+      [
+        car('Caroline just joined a new LGBTQ activist group last Tuesday.'),
+        mel('Melanie is part of a book club.'),
+        car('Caroline went to a support group yesterday and it was so powerful.'),
+        mel('Melanie talked about the trans community.'),
+      ],
+      FRIENDS,
+    );
+    checkShape(out);
+    const m = (who: string, what: string) => rel(out, 'MEMBER_OF', id('Person', who), id('Team', what))?.confidence;
+    expect(m('Caroline', 'LGBTQ activist group')).toBe(0.85);
+    expect(m('Melanie', 'book club')).toBe(0.85);
+    expect(m('Caroline', 'support group')).toBe(OFFLINE_CONFIDENCE.memberOfImplied);
+    expect(named(out, 'Team', 'trans community')).toBeDefined();
+    expect(m('Melanie', 'trans community')).toBeUndefined();
+  });
+
+  it('creates no community event, group or participation from a question or an image caption', () => {
+    const out = run(
+      [
+        mel('Are you going to the pride parade?', { factType: 'question' }),
+        mel('Did you join the book club?', { factType: 'question' }),
+        car('Caroline shared an image: a photo of a parade with people walking down the street.'),
+      ],
+      FRIENDS,
+    );
+    checkShape(out);
+    expect(out.entities.filter((e) => e.type === 'Meeting' || e.type === 'Team')).toEqual([]);
+    expect(out.relationships.filter((r) => r.type === 'PARTICIPATED_IN' || r.type === 'MEMBER_OF')).toEqual([]);
+  });
+
+  it('merges repeated mentions of one event into one entity (same normalised name)', () => {
+    const out = run(
+      [
+        car('Last week Caroline went to a Pride parade.'),
+        car('Caroline went to a pride parade last Friday and it was awesome.'),
+        mel('Melanie went camping with the kids.'),
+        mel('Melanie loves their camping trips.'),
+      ],
+      FRIENDS,
+    );
+    checkShape(out);
+    const meetings = out.entities.filter((e) => e.type === 'Meeting');
+    expect(meetings.map((e) => e.name).sort()).toEqual(['camping trip', 'pride parade']);
+    expect(named(out, 'Meeting', 'pride parade')!.factIds).toHaveLength(2);
+    expect(named(out, 'Meeting', 'camping trip')!.factIds).toHaveLength(2);
+  });
+});
+
+describe('OfflineEntityExtractor on LoCoMo (first conversation: Caroline and Melanie)', () => {
+  const file = path.join(DATA_DIR, 'locomo/locomo-dev.json');
+  const conv = (JSON.parse(readFileSync(file, 'utf8')) as { conversation: Record<string, unknown> }[])[0]!.conversation;
+  const facts = new OfflineFactExtractor();
+
+  it('relates Caroline and Melanie to the parades, classes, races and camping trips they took part in', () => {
+    let people: KnownPerson[] = [];
+    const relationships: { who: string; what: string }[] = [];
+    const names = new Map<string, string>();
+    const sessions = Object.keys(conv)
+      .filter((k) => /^session_\d+$/.test(k))
+      .sort((a, b) => Number(a.split('_')[1]) - Number(b.split('_')[1]));
+    let n = 0;
+    for (const key of sessions) {
+      for (const turn of conv[key] as { speaker: string; dia_id: string; text: string }[]) {
+        const ts = new Date(Date.UTC(2023, 4, 1) + n++ * 60_000).toISOString();
+        const message = {
+          messageId: messageUuid('platform_a', 'locomo-conv-26', turn.dia_id),
+          platform: 'platform_a' as const,
+          workspaceId: 'locomo',
+          channelId: 'locomo-conv-26',
+          channelName: 'conv-26',
+          platformMessageId: turn.dia_id,
+          text: turn.text,
+          author: { id: turn.speaker.toLowerCase(), name: turn.speaker, isBot: false },
+          timestamp: ts,
+          threadTs: null,
+          replyToId: null,
+          subtype: null,
+          reactions: [],
+          attachments: [],
+          mentions: [],
+          editedAt: null,
+          permalink: `locomo://conv-26/${turn.dia_id}`,
+          contentHash: turn.dia_id,
+          source: 'import' as const,
+        };
+        const kept = selectFacts(facts.extractSync({ message, thread: null }), 0.5);
+        if (kept.length === 0) continue;
+        const out = extractor.extractSync({
+          facts: {
+            messageId: message.messageId,
+            platform: 'platform_a',
+            channelId: message.channelId,
+            sourceMessageId: turn.dia_id,
+            extractor: facts.id,
+            extractedAt: ts,
+            facts: kept,
+            sourceText: turn.text,
+            contextText: '',
+          },
+          people,
+          decisions: [],
+        });
+        for (const r of out.relationships)
+          expect(
+            out.entities.some((e) => e.entityId === r.sourceId) && out.entities.some((e) => e.entityId === r.targetId),
+          ).toBe(true);
+        people = [...people, ...out.people.filter((p) => !people.some((q) => q.name === p.name))];
+        for (const e of out.entities) names.set(e.entityId, e.name);
+        for (const r of out.relationships)
+          if (r.type === 'PARTICIPATED_IN')
+            relationships.push({ who: names.get(r.sourceId)!, what: names.get(r.targetId)! });
+      }
+    }
+    const events = (who: string) => relationships.filter((r) => r.who === who).map((r) => r.what);
+    expect(events('Caroline').some((e) => /parade/.test(e))).toBe(true);
+    expect(events('Caroline').some((e) => /conference|workshop|program/.test(e))).toBe(true);
+    expect(events('Melanie').some((e) => /class/.test(e))).toBe(true);
+    expect(events('Melanie').some((e) => /race/.test(e))).toBe(true);
+    expect(events('Melanie')).toContain('camping trip');
+    expect(relationships.length).toBeGreaterThanOrEqual(15);
   });
 });

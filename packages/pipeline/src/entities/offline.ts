@@ -41,7 +41,10 @@ export const OFFLINE_CONFIDENCE = {
   decisionRelated: 0.6,
   teamDecided: 0.8,
   memberOf: 0.85,
+  memberOfImplied: 0.6,
   participatedIn: 0.85,
+  participatedInImplied: 0.6,
+  participatedInCompanion: 0.6,
   worksOnExplicit: 0.85,
   worksOnImplied: 0.6,
   usesExplicit: 0.85,
@@ -392,6 +395,14 @@ export const findMeetings = (text: string, ts: string): MeetingSpan[] => {
     const index = qualifier && (prevDay || MEETING_QUALIFIERS.has(prev)) ? start - prev.length - 1 : start;
     out.push({ name, index, end, kind, named: false });
   }
+  // community events: new phrases, or a qualified name for a bare generic one ("counseling workshop")
+  for (const ev of findEvents(text)) {
+    const { governed: _governed, ...span } = ev;
+    const clash = out.findIndex((o) => ev.index < o.end && ev.end > o.index);
+    if (clash < 0) out.push(span);
+    else if (!out[clash]!.named && out[clash]!.name === out[clash]!.kind && ev.name !== out[clash]!.name)
+      out[clash] = span;
+  }
   return out.sort((a, b) => a.index - b.index);
 };
 
@@ -450,6 +461,265 @@ export const findTeams = (text: string): Span[] => {
     out.push({ name, index, end: m.index + m[0].length });
   }
   return out.sort((a, b) => a.index - b.index);
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Community events and groups (personal and community conversation: parades, classes, races, support groups…)
+
+/** Event nouns that are never programming words: a Meeting after a determiner, a modifier or a participation verb. */
+const SAFE_EVENTS: Record<string, string> = {
+  parade: 'parade',
+  festival: 'festival',
+  fest: 'festival',
+  concert: 'concert',
+  exhibition: 'exhibition',
+  marathon: 'marathon',
+  fundraiser: 'fundraiser',
+  rally: 'rally',
+  retreat: 'retreat',
+  ceremony: 'ceremony',
+  competition: 'competition',
+  comp: 'competition',
+  recital: 'recital',
+  gala: 'gala',
+};
+/**
+ * Event nouns that are also programming or everyday words (a Java class, a REPL session, a race condition, a web
+ * service, a round trip): a Meeting only with a lower-case, non-technical modifier right before ("pottery class") or
+ * governed by a participation verb ("signed up for a class", "ran a race").
+ */
+const AMBIGUOUS_EVENTS: Record<string, string> = {
+  class: 'class',
+  course: 'course',
+  program: 'program',
+  programme: 'program',
+  session: 'session',
+  party: 'party',
+  show: 'show',
+  race: 'race',
+  trip: 'trip',
+  camp: 'camp',
+  service: 'service',
+  march: 'march',
+  event: 'event',
+  fair: 'fair',
+  workshop: 'workshop',
+  conference: 'conference',
+  meetup: 'meetup',
+  meeting: 'meeting',
+  talk: 'talk',
+  speech: 'speech',
+};
+/** Kinds the technical finder already names: an event phrase only refines its bare generic name. */
+const TECH_KINDS = new Set(['workshop', 'conference', 'meetup', 'meeting']);
+const EVENT_HEAD = new RegExp(
+  `(?<![\\p{L}\\p{N}_./@-])(${[...Object.keys(SAFE_EVENTS), ...Object.keys(AMBIGUOUS_EVENTS), 'camping']
+    .sort((a, b) => b.length - a.length)
+    .join('|')})(e?s)?(?![\\p{L}\\p{N}_]|[-/.][\\p{L}\\p{N}])`,
+  'giu',
+);
+/** Words that end an event's modifiers: evaluations, sizes, times, quantities. */
+const NOT_MODIFIER = new Set(
+  'great awesome amazing fun big small little new old first last next recent local huge nice cool special whole real quick short long annual weekly daily monthly yearly regular wonderful beautiful lovely good bad best worst fantastic incredible favorite favourite fave fav upcoming latest same other different another own free online virtual huge entire actual certain such many much more most few several whole wild crazy super really very particular specific general broader wider larger global open strong solid supportive close tight amazing'.split(
+    ' ',
+  ),
+);
+/** Modifiers of an ambiguous event noun that make it a programming word ("helper class", "REPL session"). */
+const TECH_MODIFIERS = new Set(
+  'main helper abstract base inner outer anonymous static data record test wrapper proxy sub super parent child utility util java web micro repl http https user browser login ring server client database db api rest interactive debug debugging build condition data-race round shell computer clojure small tiny simple type value style css component root top bottom deftype defrecord ui dom wire click mouse keyboard key change input async sync handleable custom video third thirt 3rd second'.split(
+    ' ',
+  ),
+);
+/** Determiners and possessives before an event or group phrase. */
+const DETERMINER =
+  /(?:^|\s)(a|an|the|this|that|these|those|my|your|his|her|our|their|its|some|another|every|each|one|[\p{Lu}][\p{L}]+['’]s)\s+$/u;
+/** A verb that governs an event noun phrase: taking part, running, hosting ("went to a", "signed up for the"). */
+const EVENT_VERB =
+  /(?:\b(?:went|go(?:es|ing)?|gone|headed|came|come|coming) (?:to|on)|\b(?:attend(?:s|ed|ing)?|join(?:s|ed|ing)?|visit(?:s|ed|ing)?|host(?:s|ed|ing)?|organi[sz](?:e|es|ed|ing)|(?:co-?)?led|lead(?:s|ing)?|ran|run(?:s|ning)?|took|take(?:s|n)?|taking|did|doing|had|having|held|hold(?:s|ing)?|threw|throw(?:s|ing)?|gave|give(?:s|n)?|giving|deliver(?:s|ed|ing)?|started|start(?:s|ing)?|finish(?:ed|es|ing)?|completed|enjoy(?:s|ed|ing)?|watched|saw|put(?:ting)? together|plan(?:s|ned|ning)?)|\b(?:took|take|taking|takes) part in|\bparticipat(?:e|es|ed|ing) in|\bsign(?:s|ed|ing)? up (?:for|to)|\benrol(?:l|ls|led|ling)? in|\bregister(?:ed)? for|\bvolunteer(?:s|ed|ing)? (?:at|for|with)|\bperform(?:s|ed|ing)? (?:at|in)|\bspoke at|\bspeak(?:s|ing)? at|\b(?:was|were|is|are|be|been) at|\bat|\btook (?:[\p{L}'’]+\s+){1,3}to)$/iu;
+
+interface EventSpan extends MeetingSpan {
+  /** True when a participation verb governs the phrase ("went to a pottery class"). */
+  governed: boolean;
+}
+
+const modifierWord = (w: string): string | null => {
+  const clean = w.replace(/\+$/, '');
+  if (!/^[\p{L}][\p{L}\p{N}'’-]*$/u.test(clean) || /['’]s$/.test(clean)) return null;
+  const lw = clean.toLowerCase();
+  if (STOPWORDS.has(lw) || NOT_MODIFIER.has(lw) || GENERIC_NOUNS.has(lw) || MONTHS.includes(lw)) return null;
+  if (/Adjective|Comparative|Superlative|Adverb|Pronoun|Determiner|Preposition|Conjunction/.test(lexTag(lw)))
+    return null;
+  if (new RegExp(`^${DAY_RE}$`).test(lw) || /^(yesterday|tonight|today|tomorrow|weekend|ago)$/.test(lw)) return null;
+  if (/ed$/.test(lw) && !/^(?:red|bed|med|shared|guided|supervised|organized|organised)$/.test(lw)) return null;
+  if (/ly$/.test(lw) && lw !== 'family') return null;
+  if (/-(?:like|style|based|as|ish)$/.test(lw) || (lw.match(/-/g) ?? []).length >= 2) return null;
+  // keep acronyms (LGBTQ) and proper nouns as written, lower-case the others
+  return /^\p{Lu}{2,}$/u.test(clean) || /^\p{Lu}\p{Ll}+\p{Lu}/u.test(clean) ? clean : lw;
+};
+
+/** Up to `max` modifier words right before `at` in `text` (nearest last), and where they start. */
+const modifiersBefore = (text: string, at: number, max: number): { words: string[]; start: number } => {
+  const words: string[] = [];
+  let start = at;
+  let rest = text.slice(0, at);
+  while (words.length < max) {
+    const m = rest.match(/([\p{L}][\p{L}\p{N}'’+-]*)\s+$/u);
+    if (!m) break;
+    const w = modifierWord(m[1]!);
+    if (!w) break;
+    words.unshift(w);
+    start = m.index!;
+    rest = rest.slice(0, m.index);
+  }
+  return { words, start };
+};
+
+/**
+ * Events of community life a text names (spec "Graph entity": Meeting, "an event people take part in"): parades,
+ * festivals, concerts, races, camping trips, classes, courses, programs, workshops, parties, talks at a place…
+ * Named by the noun phrase with its modifiers, lower-cased, singular ("pride parade", "pottery class", "charity
+ * race", "mentorship program", "LGBTQ support group meeting"); "went camping" is a `camping trip`, "a talk at a
+ * school" a `talk at school`. Ambiguous nouns (class, session, race, service…) need a non-technical modifier or a
+ * participation verb; a bare noun needs a determiner ("the parade"), never a sentence start or a verb use.
+ */
+export const findEvents = (text: string): EventSpan[] => {
+  const out: EventSpan[] = [];
+  for (const m of text.matchAll(EVENT_HEAD)) {
+    const written = m[1]!;
+    const lower = written.toLowerCase();
+    const start = m.index;
+    let end = start + m[0].length;
+    if (lower === 'march' && written !== 'march') continue; // the month
+    const before = text.slice(0, start);
+    if (lower === 'camping') {
+      // "went camping", "took the kids camping", "camping trip" (the trip is the head), "go camping"
+      const next = text.slice(end).match(/^\s+(trips?)\b/i);
+      if (next) continue; // the `trip` match names it
+      if (
+        !/\b(?:go|goes|going|went|gone|been|took|take|takes|taking|love|loves|enjoy|enjoys|enjoyed|fam|family|kids|us|them)\s+$/i.test(
+          before,
+        )
+      )
+        continue;
+      out.push({ name: 'camping trip', index: start, end, kind: 'trip', named: false, governed: true });
+      continue;
+    }
+    const head = SAFE_EVENTS[lower] ?? AMBIGUOUS_EVENTS[lower] ?? '';
+    if (!head) continue;
+    const ambiguous = lower in AMBIGUOUS_EVENTS;
+    const mods = modifiersBefore(text, start, 3);
+    // "race condition", "class loader", "show me", "talk to": a noun followed by a noun or a preposition it takes
+    const next =
+      text
+        .slice(end)
+        .match(/^\s+([\p{L}][\p{L}'-]*)/u)?.[1]
+        ?.toLowerCase() ?? '';
+    if (
+      ambiguous &&
+      /^(condition|conditions|loader|loaders|path|name|names|method|methods|file|files|var|vars|id|ids|key|keys|store|storage|state|token|cookie|object|instance|instances|hierarchy|registry|discovery|mesh|account|layer|worker|workers|me|you|him|her|them|us|it|that|this|how|amount|bit|share|number|enough|point|list|lists|names)$/.test(
+        next,
+      ) &&
+      !/^(talk|speech)$/.test(head)
+    )
+      continue;
+    if (
+      ambiguous &&
+      mods.words.length === 0 &&
+      /^(?:up|off|to|with|through|about)$/.test(next) &&
+      !/^(talk|speech)$/.test(head)
+    )
+      continue;
+    const det = before.slice(0, mods.start);
+    const detM = det.match(DETERMINER);
+    const hasDet = detM !== null;
+    const beforeDet = detM ? det.slice(0, det.length - detM[0].length) : det;
+    const verbText = beforeDet.slice(-48).replace(/\s+$/, '');
+    const governed = EVENT_VERB.test(verbText.split(/[.;!?,:]/).at(-1) ?? '') && /\b\S+$/.test(verbText);
+    const immediate = mods.words.at(-1) ?? '';
+    let name = [...mods.words, head].join(' ');
+    const index = mods.words.length > 0 ? mods.start : start;
+    if (head === 'talk' || head === 'speech') {
+      // "gave a talk at a school", "giving Caroline's talk": only given, never "talk to"
+      const verb =
+        /\b(?:gave|give|gives|giving|deliver(?:s|ed|ing)?|did|do|doing)\s*$/i.test(beforeDet) ||
+        /\b(?:gave|give|giving)\s+$/i.test(det);
+      if (!verb || !hasDet) continue;
+      const at = text
+        .slice(end)
+        .match(
+          /^\s+at\s+(?:(?:a|an|the|their|her|his|my|our|a local)\s+)?((?:[\p{L}][\p{L}'-]*\s+){0,2}?)(school|college|university|church|library|center|centre|conference|event|club|meetup|festival|parade|rally|company|office|museum|hospital|shelter)\b/iu,
+        );
+      if (at) {
+        name = `${head} at ${at[2]!.toLowerCase()}`;
+        end += at[0].length;
+      }
+      out.push({ name, index, end, kind: head, named: false, governed: true });
+      continue;
+    }
+    if (ambiguous) {
+      const techMod =
+        immediate !== '' &&
+        (TECH_MODIFIERS.has(immediate.toLowerCase()) ||
+          technologyName(immediate) !== null ||
+          /^\p{Lu}/u.test(immediate) ||
+          CODE_WORDS.has(immediate.toLowerCase()));
+      if (techMod) continue;
+      if ((head === 'camp' || head === 'fair') && !governed) continue;
+      if (
+        head === 'fair' &&
+        next &&
+        !/^(?:at|in|on|last|this|next|yesterday|today|with|and|to|for|was|is|where|that)$/.test(next)
+      )
+        continue;
+      const nextWritten = text.slice(end).match(/^\s+([\p{L}][\p{L}\p{N}.+#-]*)/u)?.[1] ?? '';
+      if (nextWritten && (technologyName(nextWritten) || /^\p{Lu}{2,}$/u.test(nextWritten))) continue;
+      if (mods.words.length === 0 && !(governed && hasDet)) continue;
+      if (mods.words.length > 0 && !hasDet && !governed && !/\b(?:in|at|from|after|before|during)\s+$/i.test(det)) {
+        // "pottery class" without a determiner: only after a preposition ("made it in pottery class")
+        continue;
+      }
+    } else if (mods.words.length === 0 && !hasDet && !/\b(?:in|at)\s+$/i.test(det)) continue;
+    if (TECH_KINDS.has(head) && mods.words.length === 0) continue; // the technical finder names it
+    out.push({ name, index, end, kind: head, named: false, governed });
+  }
+  return out;
+};
+
+/** Group nouns of community life: a Team with a modifier ("support group", "book club") or after a membership verb. */
+const GROUP_HEAD =
+  /(?<![\p{L}\p{N}_./@-])(group|club|band|choir|orchestra|community|organi[sz]ation|agency|church|congregation|association|society|troupe|crew|league|collective|nonprofit|non-profit|charity)(s)?(?![\p{L}\p{N}_]|[-/.][\p{L}\p{N}])/giu;
+const GROUP_CANON: Record<string, string> = { organisation: 'organization', 'non-profit': 'nonprofit' };
+const MEMBERSHIP_VERB =
+  /\b(?:join(?:s|ed|ing)?|(?:is|am|are|was|were|'m|'re|been|being)\s+(?:(?:now|also|still|already|really|proud|happy)\s+)*(?:part of|a member of|member of|in)|goes to|go to|going to|went to|attend(?:s|ed|ing)?|volunteer(?:s|ed|ing)? (?:at|for|with)|found(?:ed)?|start(?:ed)?|belong(?:s|ed)? to|sing(?:s)? in|play(?:s|ed)? in)\s+$/i;
+
+/**
+ * Groups of community life a text names (spec "Graph entity": Team): `X group` with a lower-case modifier
+ * ("support group", "activist group"), clubs, bands, choirs, agencies ("adoption agency"), organisations, churches
+ * and communities with a non-technical modifier ("LGBTQ community", not "Clojure community"). Conservative: a group
+ * noun is required, and a bare one ("the club") counts only after a membership verb ("joined the club").
+ */
+export const findGroups = (text: string): Span[] => {
+  const out: Span[] = [];
+  for (const m of text.matchAll(GROUP_HEAD)) {
+    const lower = m[1]!.toLowerCase();
+    const head = GROUP_CANON[lower] ?? lower;
+    const start = m.index;
+    const end = start + m[0].length;
+    if (/^\s+of\b/i.test(text.slice(end))) continue; // "a group of people", "the community of"
+    const mods = modifiersBefore(text, start, 3);
+    const immediate = mods.words.at(-1) ?? '';
+    if (immediate && (technologyName(immediate) || TECH_MODIFIERS.has(immediate.toLowerCase()))) continue;
+    if (mods.words.some((w) => technologyName(w))) continue;
+    const det = text.slice(0, mods.start);
+    const detM = det.match(DETERMINER);
+    const beforeDet = detM ? det.slice(0, det.length - detM[0].length) : det;
+    const member = MEMBERSHIP_VERB.test(`${beforeDet.slice(-40)} `) || MEMBERSHIP_VERB.test(det.slice(-40));
+    if (mods.words.length === 0 && !(member && detM && head !== 'community' && head !== 'group')) continue;
+    if (mods.words.length > 0 && head === 'group' && /^(the|a|this|that)$/i.test(mods.words[0]!)) continue;
+    const name = [...mods.words, head].join(' ');
+    out.push({ name, index: mods.words.length > 0 ? mods.start : start, end });
+  }
+  return out;
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1043,7 +1313,12 @@ export class OfflineEntityExtractor implements EntityExtractor {
 
       // Meetings ------------------------------------------------------------------------------------------------
       const prose = body.replace(/\bhttps?:\/\/\S+/g, (u) => ' '.repeat(u.length));
-      const meetings = findMeetings(prose, ts);
+      const question = fact.factType === 'question';
+      // "X shared an image: a photo of a parade": a caption shows an event, nobody takes part in it
+      const caption = /\bshared an image\b|^\s*(?:a |the )?(?:photo|picture|pic|image|photography) of\b/i.test(body);
+      const meetings = findMeetings(prose, ts).filter(
+        (mt) => !((question || caption) && !TECH_KINDS.has(mt.kind) && mt.kind !== 'conference' && !mt.named),
+      );
       for (const mt of meetings) {
         const id = g.entity(
           'Meeting',
@@ -1055,21 +1330,63 @@ export class OfflineEntityExtractor implements EntityExtractor {
         );
         note(id, mt.index);
         covered.push(mt.name);
-        if (participates(body, mt, fact.authorName, mentions)) {
-          g.relate('PARTICIPATED_IN', authorId, id, OFFLINE_CONFIDENCE.participatedIn, fact, until);
-        }
+        if (question || caption) continue;
+        const how = participates(body, mt, fact.authorName, mentions)
+          ? 'explicit'
+          : takesPart(body, mt, fact.authorName, mentions);
+        if (!how) continue;
+        g.relate(
+          'PARTICIPATED_IN',
+          authorId,
+          id,
+          how === 'explicit' ? OFFLINE_CONFIDENCE.participatedIn : OFFLINE_CONFIDENCE.participatedInImplied,
+          fact,
+          until,
+        );
+        for (const c of companions(body, mt, mentions, authorName))
+          g.relate('PARTICIPATED_IN', c, id, OFFLINE_CONFIDENCE.participatedInCompanion, fact, until);
       }
 
       // Teams ---------------------------------------------------------------------------------------------------
       const teams = findTeams(prose);
+      const groups =
+        question || caption
+          ? []
+          : findGroups(prose).filter((gr) => !teams.some((t) => gr.index < t.end && gr.end > t.index));
       for (const t of teams) {
         const id = g.entity('Team', t.name, OFFLINE_CONFIDENCE.team, fact.factId);
         note(id, t.index);
         covered.push(t.name);
-        if (isMember(body, event.sourceText ?? '', t, fact.authorName)) {
+        if (!question && isMember(body, event.sourceText ?? '', t, fact.authorName)) {
           g.relate('MEMBER_OF', authorId, id, OFFLINE_CONFIDENCE.memberOf, fact, until);
+        } else if (!question && !caption && groupMembership(body, t, fact.authorName, mentions)) {
+          const how = groupMembership(body, t, fact.authorName, mentions);
+          g.relate(
+            'MEMBER_OF',
+            authorId,
+            id,
+            how === 'explicit' ? OFFLINE_CONFIDENCE.memberOf : OFFLINE_CONFIDENCE.memberOfImplied,
+            fact,
+            until,
+          );
         }
       }
+      for (const t of groups) {
+        const id = g.entity('Team', t.name, OFFLINE_CONFIDENCE.team, fact.factId);
+        note(id, t.index);
+        covered.push(t.name);
+        const how = groupMembership(body, t, fact.authorName, mentions);
+        if (how)
+          g.relate(
+            'MEMBER_OF',
+            authorId,
+            id,
+            how === 'explicit' ? OFFLINE_CONFIDENCE.memberOf : OFFLINE_CONFIDENCE.memberOfImplied,
+            fact,
+            until,
+          );
+      }
+      teams.push(...groups);
 
       // Projects ------------------------------------------------------------------------------------------------
       const projects = findProjects(body, fact.authorName).filter(
@@ -1299,6 +1616,137 @@ const participates = (body: string, mt: MeetingSpan, author: string, mentions: r
   const between = afterSubject.slice(0, verb.index);
   // another person as the subject in between ("alice said bob will attend")
   return !mentions.some((m) => m.type === 'Person' && m.name !== author && between.includes(m.name));
+};
+
+/** The sentence of `text` around [start, end): its start index and text. */
+const sentenceAround = (text: string, start: number, end: number): { from: number; text: string } => {
+  const cut = /[.!?](?=\s)|\s[-–—]\s|;/g;
+  let from = 0;
+  for (let m = cut.exec(text); m && m.index < start; m = cut.exec(text)) from = m.index + m[0].length;
+  cut.lastIndex = end;
+  const next = cut.exec(text);
+  return { from, text: text.slice(from, next ? next.index : text.length) };
+};
+
+/** A verb of taking part written after the event: "this pride parade Caroline went to", "the group I joined". */
+const AFTER_VERB =
+  /^\s+(?:that\s+|which\s+)?(?:SUBJ)\s+(?:(?:just|also|finally|recently|had|has|have|was|were|is|am|are)\s+)*(?:went to|go to|goes to|attended|attend|joined|join|ran|did|took|visited|hosted|organi[sz]ed|took part in|participated in|signed up for|volunteered at|performed at|was at|were at)\b/;
+
+/**
+ * PARTICIPATED_IN for a community event beyond `participates`: "explicit" when the author (or "we") governs it with
+ * a participation verb in the same sentence ("Melanie signed up for a pottery class", "the parade Caroline went
+ * to"), "implied" when the event is the author's ("Melanie's pottery class was fun") or the author is the sentence's
+ * subject ("Melanie made it in pottery class"); null otherwise, or when negated or another person is the subject.
+ */
+const takesPart = (
+  body: string,
+  mt: MeetingSpan,
+  author: string,
+  mentions: readonly Mention[],
+): 'explicit' | 'implied' | null => {
+  const S = subjectRe(author);
+  const sent = sentenceAround(body, mt.index, mt.end);
+  const before = body.slice(sent.from, mt.index);
+  const after = body.slice(mt.end, sent.from + sent.text.length);
+  if (
+    NEGATION.test(before.slice(-40)) &&
+    !/\b(?:can'?t wait|couldn'?t (?:be|have been) (?:more|happier))\b/i.test(before)
+  )
+    return null;
+  const subject = new RegExp(`\\b${S}\\b`, 'gi');
+  let last: RegExpExecArray | null = null;
+  for (let m = subject.exec(before); m; m = subject.exec(before)) last = m;
+  const otherPerson = (between: string): boolean =>
+    mentions.some(
+      (m) => m.type === 'Person' && m.name !== author && new RegExp(`\\b${esc(m.name)}\\b(?!['’]s)`).test(between),
+    );
+  if (new RegExp(AFTER_VERB.source.replace('SUBJ', S), 'i').test(after)) return 'explicit';
+  if (last) {
+    const afterSubject = before.slice(last.index + last[0].length);
+    if (
+      otherPerson(afterSubject) ||
+      /\b(?:you|your|he|she|they)\b/i.test(afterSubject.replace(/\b(?:with|for|to)\s+(?:you|them|her|him)\b/gi, ''))
+    )
+      return null;
+    if (
+      /\b(?:thinking about|thinks about|wants? to|would like to|hopes? to|hoping to|plans? to|planning to|might|may|could|should|wish(?:es)? )\b/i.test(
+        afterSubject,
+      )
+    )
+      return 'implied';
+    if (
+      EVENT_VERB.test(
+        afterSubject.replace(
+          /\s*\b(?:a|an|the|this|that|my|her|his|our|their|[\p{Lu}][\p{L}]+['’]s)\s+(?:[\p{L}+'-]+\s+){0,3}$/u,
+          '',
+        ),
+      )
+    )
+      return 'explicit';
+    return 'implied';
+  }
+  // "Melanie's pottery class", "Caroline's talk": the author's event
+  if (new RegExp(`\\b${esc(author)}['’]s\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
+  return null;
+};
+
+/** Known people who took part alongside the author: "with Caroline", "Melanie and Caroline went". */
+const companions = (body: string, mt: MeetingSpan, mentions: readonly Mention[], author: string): string[] => {
+  const sent = sentenceAround(body, mt.index, mt.end);
+  return mentions
+    .filter(
+      (m) =>
+        m.type === 'Person' &&
+        m.name !== author &&
+        new RegExp(`\\b(?:with|and)\\s+${esc(m.name)}\\b(?!['’]s)`, 'i').test(sent.text),
+    )
+    .map((m) => m.id);
+};
+
+/**
+ * MEMBER_OF for a community group: "explicit" when the author joined it, is part or a member of it or goes to it
+ * ("Caroline joined an activist group", "the support group Caroline goes to"), "implied" when the author went to
+ * or attended it once, or it is the author's ("Caroline's support group"); null otherwise.
+ */
+const groupMembership = (
+  body: string,
+  t: Span,
+  author: string,
+  mentions: readonly Mention[],
+): 'explicit' | 'implied' | null => {
+  const S = subjectRe(author);
+  const sent = sentenceAround(body, t.index, t.end);
+  const before = body.slice(sent.from, t.index);
+  const after = body.slice(t.end, sent.from + sent.text.length);
+  if (NEGATION.test(before.slice(-40))) return null;
+  const strip = (s: string): string =>
+    s.replace(
+      /\s*\b(?:a|an|the|this|that|my|her|his|our|their|[\p{Lu}][\p{L}]+['’]s)\s+(?:[\p{L}+'-]+\s+){0,3}$/u,
+      ' ',
+    );
+  const subject = new RegExp(`\\b${S}\\b`, 'gi');
+  let last: RegExpExecArray | null = null;
+  for (let m = subject.exec(before); m; m = subject.exec(before)) last = m;
+  const strong =
+    /\b(?:join(?:s|ed|ing)?|part of|a member of|member of|goes to|go to|belong(?:s|ed)? to|sings? in|plays? in|founded|started)\s+$/i;
+  const weak = /\b(?:went to|going to|attend(?:s|ed|ing)?|volunteer(?:s|ed|ing)? (?:at|for|with))\s+$/i;
+  if (last) {
+    const afterSubject = before.slice(last.index + last[0].length);
+    const other = mentions.some((m) => m.type === 'Person' && m.name !== author && afterSubject.includes(m.name));
+    if (!other && afterSubject.length <= 120) {
+      const v = `${strip(afterSubject)} `.replace(/\s+$/, ' ');
+      if (strong.test(v)) return 'explicit';
+      if (weak.test(v)) return 'implied';
+    }
+  }
+  const afterRe = new RegExp(
+    `^\\s+(?:that\\s+|which\\s+)?${S}\\s+(?:(?:just|also|recently|has|have|had)\\s+)*(joined|goes to|go to|belongs? to|is part of|attended|went to|volunteers? at)\\b`,
+    'i',
+  );
+  const a = after.match(afterRe);
+  if (a) return /joined|goes|go to|belong|part of/i.test(a[1]!) ? 'explicit' : 'implied';
+  if (new RegExp(`\\b${esc(author)}['’]s\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
+  return null;
 };
 
 /** MEMBER_OF: "I'm on / I joined / I lead the X team" (author as subject right before), or "our X team" in the message. */
