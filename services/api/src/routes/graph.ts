@@ -21,6 +21,9 @@ const Names = z
       .filter(Boolean),
   );
 
+/** Confidences to 3 decimals (noisy-or folds leave float noise such as 0.5774999999999999). */
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
 /** Spec "Graph entity", list form (the single-entity form adds source_message_id and message_ts). */
 export const entityView = (e: GraphEntity, single = false) => ({
   id: e.id,
@@ -43,7 +46,7 @@ const relationshipView = (r: GraphRelationship) => ({
   type: r.type,
   source: r.source,
   target: r.target,
-  confidence: r.confidence,
+  confidence: round3(r.confidence),
   valid_from: r.valid_from,
   valid_until: r.valid_until,
   context: r.context,
@@ -58,7 +61,7 @@ const edgeView = (r: GraphRelationship) => ({
   type: r.type,
   source: r.source,
   target: r.target,
-  confidence: r.confidence,
+  confidence: round3(r.confidence),
   context: r.context,
   valid_from: r.valid_from,
   source_message_id: r.source_message_id,
