@@ -89,6 +89,11 @@ describe('graph-expanded retrieval', () => {
     );
     expect(scores.get(fid(1))).toBe(0.5); // the parade's fact, through PARTICIPATED_IN
     expect(scores.has(fid(2))).toBe(false); // her other fact, about Kafka
+    const other = await graphExpansion(graph, () => [{ name: 'Melanie', type: 'Person' }])(
+      'What does Melanie like?',
+      ch,
+    );
+    expect(other.size).toBe(0); // not a question about what she took part in
   });
 
   it('an entity too broad to expand, an unknown name, and another channel give nothing', async () => {
