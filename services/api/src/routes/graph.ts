@@ -113,9 +113,14 @@ export const entityCard = async (graph: GraphStore, documents: DocumentStore, na
   const facts = [...(await documents.getMemories(factIds)).values()];
   const breakdown: Record<string, number> = {};
   for (const f of facts) breakdown[f.fact_type] = (breakdown[f.fact_type] ?? 0) + 1;
-  const key = facts
-    .filter((f) => !f.superseded_by)
-    .sort((a, b) => rank(b) - rank(a) || b.message_ts.localeCompare(a.message_ts))
+  // Facts still valid first; a superseded decision's card still shows the fact it came from (history kept).
+  const key = [...facts]
+    .sort(
+      (a, b) =>
+        Number(!!a.superseded_by) - Number(!!b.superseded_by) ||
+        rank(b) - rank(a) ||
+        b.message_ts.localeCompare(a.message_ts),
+    )
     .slice(0, KEY_FACTS);
   const hood = await graph.neighborhood(
     group.map((e) => e.id),
