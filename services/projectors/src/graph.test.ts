@@ -96,6 +96,43 @@ describe('entities and graph projectors', () => {
     expect(oldFact).toMatchObject({ superseded_by: later!.source_fact_ids[0], invalid_at: later!.message_ts });
   });
 
+  it('a changed owner supersedes the earlier ownership fact; the new owner WORKS_ON the project', async () => {
+    const ch = freshChannelId();
+    const bob = { author: { id: 'U2', name: 'bob', isBot: false } };
+    await run(h, [
+      { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch, 'platform') },
+      {
+        type: 'MessageIngested',
+        key: ch,
+        data: messageEvent(ch, 1_700_000_000, 'I own the billing service, ping me about invoices.'),
+      },
+      { type: 'MessageIngested', key: ch, data: messageEvent(ch, 1_700_000_300, 'Thanks alice, noted.', bob) },
+      {
+        type: 'MessageIngested',
+        key: ch,
+        data: messageEvent(
+          ch,
+          1_700_090_000,
+          'Heads up: from now on I own the billing service, alice moved to search.',
+          bob,
+        ),
+      },
+    ]);
+    const project = (await h.graph.findEntities({ names: ['billing service'], channelId: ch }))[0]!;
+    expect(project.type).toBe('Project');
+    const owners = await h.graph.listRelationships({
+      channelId: ch,
+      type: 'WORKS_ON',
+      target: 'billing service',
+      limit: 10,
+    });
+    expect(owners.map((r) => r.source).sort()).toEqual(['alice', 'bob']);
+    const facts = await h.documents.getMemories(project.source_fact_ids);
+    const [first, second] = [...facts.values()].sort((a, b) => a.message_ts.localeCompare(b.message_ts));
+    expect(first).toMatchObject({ superseded_by: second!.id, invalid_at: second!.message_ts });
+    expect(second!.superseded_by).toBeNull();
+  });
+
   it('LLM down: extraction is skipped and queued, facts are still stored; the backfill drains it', async () => {
     const ch = freshChannelId();
     extractor.down = true;

@@ -11,6 +11,7 @@ import type { EventLog, Projector } from '@atlas/eventlog';
 import type { EntityExtractor } from '@atlas/pipeline';
 import type {
   ChannelDecision,
+  ChannelOwner,
   ChannelPerson,
   EntityBacklog,
   EntityBacklogItem,
@@ -53,6 +54,7 @@ export const extractEntities = async (
     {
       people: ChannelPerson[];
       decisions: ChannelDecision[];
+      owners: ChannelOwner[];
       newPeople: ChannelPerson[];
       has: string[];
       hasNot: string[];
@@ -64,6 +66,7 @@ export const extractEntities = async (
       c = {
         people: await deps.state.people(channelId),
         decisions: await deps.state.decisions(channelId),
+        owners: await deps.state.owners(channelId),
         newPeople: [],
         has: [],
         hasNot: [],
@@ -80,6 +83,7 @@ export const extractEntities = async (
       if (!before.has(s.messageId)) continue;
       events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, null));
       await deps.state.replaceDecisions(s.channelId, s.messageId, []);
+      await deps.state.replaceOwners(s.channelId, s.messageId, []);
       c.decisions = c.decisions.filter((d) => d.messageId !== s.messageId);
       c.hasNot.push(s.messageId);
       continue;
@@ -91,6 +95,7 @@ export const extractEntities = async (
         facts: s,
         people: c.people,
         decisions: c.decisions.filter((d) => d.messageId !== s.messageId && !ownFacts.has(d.factId)),
+        owners: c.owners.filter((o) => !ownFacts.has(o.factId)),
       });
     } catch (err) {
       if (!isOutage(err, 'PROVIDER')) throw err;
@@ -112,6 +117,10 @@ export const extractEntities = async (
     ];
     await deps.state.replaceDecisions(s.channelId, s.messageId, out.decisions);
     await deps.state.markSuperseded(s.channelId, [...replaced]);
+    const owners = out.owners ?? [];
+    const stated = new Set(owners.map((o) => o.subjectKey));
+    c.owners = [...c.owners.filter((o) => !stated.has(o.subjectKey) && !ownFacts.has(o.factId)), ...owners];
+    await deps.state.replaceOwners(s.channelId, s.messageId, owners);
     (out.entities.length > 0 ? c.has : c.hasNot).push(s.messageId);
   }
   for (const [channelId, c] of channels) {

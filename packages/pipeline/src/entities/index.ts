@@ -25,6 +25,7 @@ export {
   statedValidUntil,
   technologyName,
 } from './offline.js';
+export { findOwnerChanges, type KnownOwner, type Ownership, ownershipOf } from './ownership.js';
 export type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 export {
   choicesOf,

@@ -15,11 +15,13 @@ import {
   clip,
   DECISION_NAME_MAX,
   decisionParts,
+  factBody,
   findKnownPerson,
   isoDate,
   OfflineEntityExtractor,
   technologyName,
 } from './offline.js';
+import { findOwnerChanges, type KnownOwner, ownershipOf } from './ownership.js';
 import type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 import { findSupersessions, type NewDecision } from './supersede.js';
 
@@ -387,12 +389,36 @@ export const toExtraction = (answer: LlmAnswer, input: EntityExtractionInput): E
       text: f.memoryText,
     });
   }
+  // ownerships the facts state (the same rule as offline): the changed-owner test
+  const known = new Set(
+    [...input.people.flatMap((p) => [p.name, ...p.aliases]), ...facts.map((f) => f.authorName)].map(
+      normalizeEntityName,
+    ),
+  );
+  const newOwners: (KnownOwner & { change: boolean })[] = [];
+  for (const f of facts) {
+    if (f.factType === 'question') continue;
+    const own = ownershipOf(factBody(f.memoryText), (n) => known.has(normalizeEntityName(n)));
+    if (own)
+      newOwners.push({
+        subjectKey: normalizeEntityName(own.subject),
+        subject: own.subject,
+        owner: own.owner,
+        factId: f.factId,
+        messageTs: f.messageTs,
+        change: own.change,
+      });
+  }
   return {
     entities: [...entities.values()],
     relationships: [...relationships.values()],
-    supersessions: findSupersessions(newDecisions, input.decisions),
+    supersessions: [
+      ...findSupersessions(newDecisions, input.decisions),
+      ...findOwnerChanges(newOwners, input.owners ?? []),
+    ],
     people: [...newPeople.values()],
     decisions: newDecisions.map(({ text: _text, ...d }): KnownDecision => d),
+    owners: newOwners.map(({ change: _change, ...o }) => o),
   };
 };
 

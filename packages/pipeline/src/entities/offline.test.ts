@@ -405,7 +405,14 @@ describe('OfflineEntityExtractor: validity and determinism', () => {
   });
 
   it('returns nothing for an empty fact set', () => {
-    expect(run([])).toEqual({ entities: [], relationships: [], supersessions: [], people: [], decisions: [] });
+    expect(run([])).toEqual({
+      entities: [],
+      relationships: [],
+      supersessions: [],
+      people: [],
+      decisions: [],
+      owners: [],
+    });
   });
 });
 

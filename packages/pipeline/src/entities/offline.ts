@@ -11,6 +11,7 @@ import nlp from 'compromise';
 import { classify } from '../classify.js';
 import { GENERIC_NOUNS, isNameWord, lexTag, STOPWORDS, TECH } from '../lexicon.js';
 import { extractTags } from '../tags.js';
+import { findOwnerChanges, type KnownOwner, ownershipOf } from './ownership.js';
 import type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 import { findSupersessions, type NewDecision } from './supersede.js';
 
@@ -510,6 +511,12 @@ const AMBIGUOUS_EVENTS: Record<string, string> = {
   talk: 'talk',
   speech: 'speech',
 };
+/** Modifiers that make a `service` a ceremony people attend (anything else is a software or business service). */
+const SERVICE_CEREMONY = new Set(
+  'church memorial funeral worship sunday religious prayer wedding candlelight remembrance mass chapel easter christmas'.split(
+    ' ',
+  ),
+);
 /** Kinds the technical finder already names: an event phrase only refines its bare generic name. */
 const TECH_KINDS = new Set(['workshop', 'conference', 'meetup', 'meeting']);
 const EVENT_HEAD = new RegExp(
@@ -664,6 +671,8 @@ export const findEvents = (text: string): EventSpan[] => {
           /^\p{Lu}/u.test(immediate) ||
           CODE_WORDS.has(immediate.toLowerCase()));
       if (techMod) continue;
+      // "billing service", "web service": a service is an event only as a ceremony ("memorial service")
+      if (head === 'service' && !SERVICE_CEREMONY.has(immediate.toLowerCase())) continue;
       if ((head === 'camp' || head === 'fair') && !governed) continue;
       if (
         head === 'fair' &&
@@ -1229,6 +1238,7 @@ export class OfflineEntityExtractor implements EntityExtractor {
     const local: PersonIndex = { byKey: new Map(), byFirst: new Map() };
     const newPeople = new Map<string, KnownPerson>();
     const newDecisions: NewDecision[] = [];
+    const newOwners: (KnownOwner & { change: boolean })[] = [];
 
     /** A person mention: resolved to a known (or earlier in this message) person, else a new person. */
     const person = (spelling: string, confidence: number, factId: string, learn: boolean): string => {
@@ -1408,6 +1418,35 @@ export class OfflineEntityExtractor implements EntityExtractor {
         else if (p.worksOn === 'implied')
           g.relate('WORKS_ON', authorId, id, OFFLINE_CONFIDENCE.worksOnImplied, fact, until);
       }
+      // Ownership ("bob now owns the billing service"): WORKS_ON, and the channel's owner of that thing --------
+      const own = question
+        ? null
+        : ownershipOf(body, (n) => n === fact.authorName || !!resolvePerson(index, n) || !!resolvePerson(local, n));
+      if (own) {
+        const ownerId =
+          own.owner === fact.authorName
+            ? authorId
+            : person(own.owner, OFFLINE_CONFIDENCE.knownPersonText, fact.factId, false);
+        const tech = technologyName(own.subject);
+        const subjectId = g.entity(
+          tech ? 'Technology' : 'Project',
+          tech ?? own.subject,
+          tech ? OFFLINE_CONFIDENCE.technology : OFFLINE_CONFIDENCE.projectOwned,
+          fact.factId,
+        );
+        note(subjectId, Math.max(0, findWord(body, own.subject)));
+        covered.push(own.subject);
+        g.relate(tech ? 'RELATED_TO' : 'WORKS_ON', ownerId, subjectId, OFFLINE_CONFIDENCE.worksOnExplicit, fact, until);
+        newOwners.push({
+          subjectKey: normalizeEntityName(tech ?? own.subject),
+          subject: tech ?? own.subject,
+          owner: g.entities.get(ownerId)!.name,
+          factId: fact.factId,
+          messageTs: ts,
+          change: own.change,
+        });
+      }
+
       // An author announcing a release of a lexicon technology ("I released Fulcro 2.1", "Fulcro 2.1.5 released").
       for (const tech of techTags) {
         if (
@@ -1557,13 +1596,17 @@ export class OfflineEntityExtractor implements EntityExtractor {
       }
     }
 
-    const supersessions = findSupersessions(newDecisions, input.decisions);
+    const supersessions = [
+      ...findSupersessions(newDecisions, input.decisions),
+      ...findOwnerChanges(newOwners, input.owners ?? []),
+    ];
     return {
       entities: [...g.entities.values()],
       relationships: [...g.relationships.values()],
       supersessions,
       people: [...newPeople.values()],
       decisions: newDecisions.map(({ text: _text, ...d }): KnownDecision => d),
+      owners: newOwners.map(({ change: _change, ...o }) => o),
     };
   }
 }

@@ -1,4 +1,7 @@
 import type { ExtractedEntity, ExtractedRelationship, FactsExtracted, Supersession } from '@atlas/core';
+import type { KnownOwner } from './ownership.js';
+
+export type { KnownOwner };
 
 /** A person the channel has seen so far (an author or a mentioned user): display name and other names. */
 export interface KnownPerson {
@@ -25,6 +28,8 @@ export interface EntityExtractionInput {
   facts: FactsExtracted;
   people: readonly KnownPerson[];
   decisions: readonly KnownDecision[];
+  /** The channel's latest known owner of each thing (changed-owner supersession); absent means none known. */
+  owners?: readonly KnownOwner[];
 }
 
 /**
@@ -37,6 +42,8 @@ export interface EntityExtraction {
   supersessions: Supersession[];
   people: KnownPerson[];
   decisions: KnownDecision[];
+  /** Ownerships this message states (the channel's new latest owner of each subject). */
+  owners?: KnownOwner[];
 }
 
 /**

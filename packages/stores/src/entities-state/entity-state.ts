@@ -22,6 +22,16 @@ export interface ChannelDecision {
   messageId?: string;
 }
 
+/** An ownership a channel was told. Structurally the pipeline's KnownOwner. */
+export interface ChannelOwner {
+  subjectKey: string;
+  subject: string;
+  owner: string;
+  factId: string;
+  /** ISO 8601 UTC. */
+  messageTs: string;
+}
+
 /** What the entity backlog holds: a fact set still to extract, or an extraction still to write to the graph. */
 export type EntityBacklogItem =
   | { stage: 'extract'; messageId: string; channelId: string; payload: FactsExtracted; reason: string }
@@ -41,6 +51,15 @@ interface Tables {
     superseded: Generated<boolean>;
   };
   entity_messages: { message_uuid: string; channel_id: string };
+  entity_owners: {
+    channel_id: string;
+    subject_key: string;
+    message_uuid: string;
+    subject: string;
+    owner: string;
+    fact_id: string;
+    message_ts: string;
+  };
   entity_backlog: {
     message_uuid: string;
     stage: string;
@@ -70,6 +89,14 @@ export const migrateEntityState = (db: Kysely<unknown>) =>
           queued_at timestamptz not null default now(), primary key (message_uuid, stage))`.execute(db);
       },
     },
+    '0002_entity_owners': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists entity_owners (channel_id text not null, subject_key text not null,
+          message_uuid uuid not null, subject text not null, owner text not null, fact_id uuid not null,
+          message_ts text not null, primary key (channel_id, subject_key, message_uuid))`.execute(db);
+        await sql`create index if not exists entity_owners_message on entity_owners (message_uuid)`.execute(db);
+      },
+    },
   });
 
 /** Decisions a channel keeps in state for the same-topic test: the newest this many. */
@@ -89,7 +116,7 @@ export class EntityStateStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table entity_people, entity_decisions, entity_messages`.execute(this.db);
+    await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners`.execute(this.db);
   }
 
   /** The people of a channel, by name. */
@@ -188,6 +215,49 @@ export class EntityStateStore {
       .where('channel_id', '=', channelId)
       .where('entity_id', 'in', [...new Set(entityIds)])
       .execute();
+  }
+
+  /** The latest stated owner of each thing in a channel (one row per subject). */
+  async owners(channelId: string): Promise<ChannelOwner[]> {
+    const r = await sql<{
+      subject_key: string;
+      subject: string;
+      owner: string;
+      fact_id: string;
+      message_ts: string;
+    }>`select distinct on (subject_key) subject_key, subject, owner, fact_id, message_ts from entity_owners
+      where channel_id = ${channelId} order by subject_key, message_ts desc`.execute(this.db);
+    return r.rows.map((x) => ({
+      subjectKey: x.subject_key,
+      subject: x.subject,
+      owner: x.owner,
+      factId: x.fact_id,
+      messageTs: x.message_ts,
+    }));
+  }
+
+  /** Replaces the ownerships a message stated. */
+  async replaceOwners(channelId: string, messageId: string, owners: readonly ChannelOwner[]): Promise<void> {
+    await this.db.deleteFrom('entity_owners').where('message_uuid', '=', messageId).execute();
+    const rows = new Map(
+      owners.map((o) => [
+        o.subjectKey,
+        {
+          channel_id: channelId,
+          subject_key: o.subjectKey,
+          message_uuid: messageId,
+          subject: o.subject,
+          owner: o.owner,
+          fact_id: o.factId,
+          message_ts: o.messageTs,
+        },
+      ]),
+    );
+    if (rows.size > 0)
+      await this.db
+        .insertInto('entity_owners')
+        .values([...rows.values()])
+        .execute();
   }
 
   /** Which of these messages have a graph contribution. */
