@@ -3,11 +3,12 @@
  * Each data set goes into a fresh in-memory database. Phases: open (create the database, migrate),
  * plan (read and map the export), append (one atomic append), project (every projector to lag 0).
  * The baseline beside it is the same run with a no-op extractor (no facts): the cost of the log and
- * the stores alone, so `extraction share` is what fact extraction adds.
+ * the stores alone, so `extraction share` is what fact extraction adds. A third run keeps fact extraction
+ * but extracts no entities: `graph share` is what entity extraction and the graph store add.
  */
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
-import type { FactExtractor } from '@atlas/pipeline';
+import type { EntityExtractor, FactExtractor } from '@atlas/pipeline';
 import { planImport } from '@atlas/platforms';
 import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
 import { openRuntime } from '../services/cli/src/runtime.js';
@@ -19,11 +20,16 @@ const SETS = [
   ['discord-ethglobal', 'discord-ethglobal'],
 ] as const;
 const noop: FactExtractor = { id: 'noop@0', extract: async () => [] };
+const noEntities: EntityExtractor = {
+  id: 'noop-entities@0',
+  extract: async () => ({ entities: [], relationships: [], supersessions: [], people: [], decisions: [] }),
+};
 
-const run = async (dir: string, extractor?: FactExtractor) => {
+const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: EntityExtractor) => {
   const t0 = performance.now();
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
   if (extractor) rt.extractor = extractor;
+  if (entityExtractor) rt.entityExtractor = entityExtractor;
   const t1 = performance.now();
   const plan = await planImport(dir);
   const t2 = performance.now();
@@ -40,8 +46,10 @@ const rows: string[][] = [];
 for (const [name, rel] of SETS) {
   const dir = path.join(DATA, rel);
   const base = await run(dir, noop);
+  const noGraph = await run(dir, undefined, noEntities);
   const full = await run(dir);
   const ingest = full.plan + full.append + full.project;
+  const noGraphIngest = noGraph.plan + noGraph.append + noGraph.project;
   rows.push([
     name,
     String(full.messages),
@@ -54,6 +62,8 @@ for (const [name, rel] of SETS) {
     String(Math.round(full.messages / (ingest / 1000))),
     String(Math.round(full.messages / ((base.plan + base.append + base.project) / 1000))),
     `${Math.round((1 - (base.plan + base.append + base.project) / ingest) * 100)}%`,
+    String(Math.round(full.messages / (noGraphIngest / 1000))),
+    `${Math.round((1 - noGraphIngest / ingest) * 100)}%`,
   ]);
 }
 const head = [
@@ -68,6 +78,8 @@ const head = [
   'msg/s',
   'msg/s no-op',
   'extraction share',
+  'msg/s no graph',
+  'graph share',
 ];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
