@@ -133,6 +133,28 @@ describe('entities and graph projectors', () => {
     expect(second!.superseded_by).toBeNull();
   });
 
+  it('a message deleted in the same batch as it arrived leaves no entity behind (retraction)', async () => {
+    const ch = freshChannelId();
+    const first = conversation(ch)[1]!.data as ReturnType<typeof messageEvent>;
+    await run(h, [
+      ...conversation(ch),
+      {
+        type: 'MessageDeleted',
+        key: ch,
+        data: {
+          messageId: first.messageId,
+          platform: 'platform_a',
+          channelId: ch,
+          platformMessageId: first.platformMessageId,
+          deletedAt: '2023-11-15T00:00:00.000Z',
+        },
+      },
+    ]);
+    const names = (await h.graph.listEntities({ channelId: ch, limit: 50 })).map((e) => e.name);
+    expect(names).not.toContain('Kafka'); // only the deleted message named it
+    expect(names).toContain('PostgreSQL'); // bob's message stays
+  });
+
   it('LLM down: extraction is skipped and queued, facts are still stored; the backfill drains it', async () => {
     const ch = freshChannelId();
     extractor.down = true;

@@ -56,8 +56,8 @@ export const extractEntities = async (
       decisions: ChannelDecision[];
       owners: ChannelOwner[];
       newPeople: ChannelPerson[];
-      has: string[];
-      hasNot: string[];
+      /** Message id → whether it has a contribution after this call (the last set of a message wins). */
+      contributes: Map<string, boolean>;
     }
   >();
   const channelState = async (channelId: string) => {
@@ -68,8 +68,7 @@ export const extractEntities = async (
         decisions: await deps.state.decisions(channelId),
         owners: await deps.state.owners(channelId),
         newPeople: [],
-        has: [],
-        hasNot: [],
+        contributes: new Map(),
       };
       channels.set(channelId, c);
     }
@@ -85,7 +84,8 @@ export const extractEntities = async (
       await deps.state.replaceDecisions(s.channelId, s.messageId, []);
       await deps.state.replaceOwners(s.channelId, s.messageId, []);
       c.decisions = c.decisions.filter((d) => d.messageId !== s.messageId);
-      c.hasNot.push(s.messageId);
+      c.contributes.set(s.messageId, false);
+      before.delete(s.messageId);
       continue;
     }
     const ownFacts = new Set(s.facts.map((f) => f.factId));
@@ -121,11 +121,19 @@ export const extractEntities = async (
     const stated = new Set(owners.map((o) => o.subjectKey));
     c.owners = [...c.owners.filter((o) => !stated.has(o.subjectKey) && !ownFacts.has(o.factId)), ...owners];
     await deps.state.replaceOwners(s.channelId, s.messageId, owners);
-    (out.entities.length > 0 ? c.has : c.hasNot).push(s.messageId);
+    c.contributes.set(s.messageId, out.entities.length > 0);
+    // a later set of the same message in this batch (an edit) must see this one's contribution
+    if (out.entities.length > 0) before.add(s.messageId);
+    else before.delete(s.messageId);
   }
   for (const [channelId, c] of channels) {
     await deps.state.addPeople(channelId, c.newPeople);
-    await deps.state.markContributed(channelId, c.has, c.hasNot);
+    const all = [...c.contributes];
+    await deps.state.markContributed(
+      channelId,
+      all.filter(([, has]) => has).map(([id]) => id),
+      all.filter(([, has]) => !has).map(([id]) => id),
+    );
   }
   return { events, queued };
 };
