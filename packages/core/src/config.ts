@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
   NEO4J_USER: z.string().default('neo4j'),
   NEO4J_PASSWORD: z.string().optional(),
   NEO4J_DATABASE: z.string().optional(),
+  /** Value of the `ns` property on every node Atlas writes: deployments (or test runs) sharing one Neo4j stay apart. */
+  NEO4J_NAMESPACE: z.string().min(1).default('atlas'),
   /**
    * An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM) for the fast tier (entity extraction). Unset: the
    * offline extractors. LLM_API_KEY may be omitted for local servers.

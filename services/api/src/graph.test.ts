@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
@@ -24,8 +25,24 @@ const ENTITY_KEYS = [
 ];
 const EDGE_KEYS = ['confidence', 'context', 'id', 'source', 'source_message_id', 'target', 'type', 'valid_from'];
 
-/** Every /api/graph route over the real olake export (302 messages), on the embedded profile. */
-describe('graph routes on real data (slack-olake)', () => {
+/**
+ * The graph stores the routes run on: the embedded default (Postgres tables in PGlite) always, and Neo4j when
+ * ATLAS_TEST_NEO4J_URL lists a server (a fresh namespace per run, deleted after).
+ */
+const STORES: { name: string; env: Record<string, string> }[] = [
+  { name: 'postgres tables', env: {} },
+  ...(process.env.ATLAS_TEST_NEO4J_URL
+    ? [
+        {
+          name: 'neo4j',
+          env: { NEO4J_URL: process.env.ATLAS_TEST_NEO4J_URL, NEO4J_NAMESPACE: `atlas-test-${randomUUID()}` },
+        },
+      ]
+    : []),
+];
+
+/** Every /api/graph route over the real olake export (302 messages), on each graph store. */
+describe.each(STORES)('graph routes on real data (slack-olake), $name', ({ env }) => {
   let rt: Runtime;
   let app: FastifyInstance;
   let channelId: string;
@@ -35,7 +52,7 @@ describe('graph routes on real data (slack-olake)', () => {
   };
 
   beforeAll(async () => {
-    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
+    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', ...env }));
     await appendPlan(rt, await planImport(OLAKE));
     await drainProjectors(rt, 0, false);
     app = await buildApp(apiPorts(rt));
@@ -43,6 +60,7 @@ describe('graph routes on real data (slack-olake)', () => {
   });
   afterAll(async () => {
     await app?.close();
+    if (env.NEO4J_URL) await rt?.graph.truncate(); // only this run's namespace
     await rt?.close();
   });
 

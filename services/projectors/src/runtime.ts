@@ -122,6 +122,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
         user: cfg.NEO4J_USER,
         password: cfg.NEO4J_PASSWORD,
         database: cfg.NEO4J_DATABASE,
+        namespace: cfg.NEO4J_NAMESPACE,
         entityThreshold: cfg.ENTITY_THRESHOLD,
       })
     : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
