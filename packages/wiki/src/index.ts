@@ -1,1 +1,4 @@
+export * from './citations.js';
+export * from './rank.js';
+export * from './render.js';
 export type * from './types.js';

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import {
+  HALF_LIFE_DAYS,
+  isSlowDecay,
+  KEY_FACTS_MAX,
+  keyFactScore,
+  keyFacts,
+  MAX_KEY_FACTS_PER_MESSAGE,
+  RANK_WEIGHTS,
+  recencyFactor,
+} from './rank.js';
+import type { WikiFact } from './types.js';
+
+const NOW = new Date('2026-06-01T00:00:00Z');
+const daysAgo = (d: number) => new Date(NOW.getTime() - d * 86_400_000).toISOString();
+let seq = 0;
+const fact = (over: Partial<WikiFact> = {}): WikiFact => {
+  seq++;
+  return {
+    id: `f${String(seq).padStart(3, '0')}`,
+    channel_id: 'C1',
+    memory_text: `fact number ${seq}`,
+    quality_score: 0.7,
+    importance: 'medium',
+    fact_type: 'observation',
+    topic_tags: [],
+    entity_tags: [],
+    author_name: 'Ann',
+    message_ts: daysAgo(1),
+    source_message_id: `m${seq}`,
+    permalink: `https://x/p${seq}`,
+    superseded_by: null,
+    ...over,
+  };
+};
+
+describe('keyFactScore', () => {
+  it('weights sum to 1 and a score lies in [0, 1]', () => {
+    expect(Object.values(RANK_WEIGHTS).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
+    const best = fact({ quality_score: 1, importance: 'high', message_ts: NOW.toISOString() });
+    expect(keyFactScore(best, { now: NOW, citationCount: 100 })).toBeCloseTo(1, 10);
+    const worst = fact({ quality_score: 0, importance: 'low', message_ts: daysAgo(10_000) });
+    const s = keyFactScore(worst, { now: NOW, citationCount: 0 });
+    expect(s).toBeGreaterThanOrEqual(0);
+    expect(s).toBeLessThan(0.05);
+  });
+
+  it('each factor raises the score', () => {
+    const base = fact();
+    const s = keyFactScore(base, { now: NOW });
+    expect(keyFactScore({ ...base, quality_score: 0.9 }, { now: NOW })).toBeGreaterThan(s);
+    expect(keyFactScore({ ...base, importance: 'high' }, { now: NOW })).toBeGreaterThan(s);
+    expect(keyFactScore(base, { now: NOW, citationCount: 3 })).toBeGreaterThan(s);
+    expect(keyFactScore({ ...base, message_ts: daysAgo(0) }, { now: NOW })).toBeGreaterThan(s);
+  });
+
+  it('recent facts are boosted; ordinary facts halve every default half-life', () => {
+    const f = fact({ message_ts: daysAgo(HALF_LIFE_DAYS.default) });
+    expect(recencyFactor(f, NOW)).toBeCloseTo(0.5, 6);
+    expect(recencyFactor(fact({ message_ts: daysAgo(0) }), NOW)).toBe(1);
+    expect(recencyFactor(fact({ message_ts: daysAgo(-5) }), NOW)).toBe(1);
+  });
+
+  it('decisions, architecture and policies decay slowly; high importance does not decay', () => {
+    const old = daysAgo(180);
+    const ordinary = recencyFactor(fact({ message_ts: old }), NOW);
+    const decision = recencyFactor(fact({ message_ts: old, fact_type: 'decision' }), NOW);
+    const architecture = recencyFactor(fact({ message_ts: old, topic_tags: ['system-design'] }), NOW);
+    const policy = recencyFactor(fact({ message_ts: old, entity_tags: ['Security Policy'] }), NOW);
+    expect(ordinary).toBeLessThan(0.02);
+    for (const slow of [decision, architecture, policy])
+      expect(slow).toBeCloseTo(0.5 ** (180 / HALF_LIFE_DAYS.slow), 6);
+    expect(recencyFactor(fact({ message_ts: daysAgo(5000), importance: 'high' }), NOW)).toBe(1);
+    expect(isSlowDecay(fact({ topic_tags: ['kafka'] }))).toBe(false);
+    expect(isSlowDecay(fact({ topic_tags: ['database_schema'] }))).toBe(true);
+    expect(isSlowDecay(fact({ topic_tags: ['code review guidelines'] }))).toBe(true);
+  });
+});
+
+describe('keyFacts', () => {
+  it('takes 5 to 10 facts, best first, dropping superseded ones', () => {
+    const facts = Array.from({ length: 14 }, (_, i) => fact({ quality_score: 0.5 + i * 0.03 }));
+    const superseded = fact({ quality_score: 1, importance: 'high', superseded_by: 'fX' });
+    const top = keyFacts([...facts, superseded], 10, { now: NOW });
+    expect(top).toHaveLength(KEY_FACTS_MAX);
+    expect(top).not.toContain(superseded);
+    expect(top[0]).toBe(facts[13]);
+    expect(keyFacts(facts, 3, { now: NOW })).toHaveLength(5);
+    expect(keyFacts(facts, 50, { now: NOW })).toHaveLength(10);
+    expect(keyFacts(facts.slice(0, 3), 10, { now: NOW })).toHaveLength(3);
+  });
+
+  it('takes at most 2 facts per source message and no duplicate texts', () => {
+    const same = Array.from({ length: 5 }, () => fact({ source_message_id: 'm-same', quality_score: 0.99 }));
+    const others = Array.from({ length: 6 }, () => fact({ quality_score: 0.6 }));
+    const dup = fact({ memory_text: others[0]!.memory_text, quality_score: 0.95 });
+    const top = keyFacts([...same, ...others, dup], 10, { now: NOW });
+    expect(top.filter((f) => f.source_message_id === 'm-same')).toHaveLength(MAX_KEY_FACTS_PER_MESSAGE);
+    expect(new Set(top.map((f) => f.memory_text.toLowerCase())).size).toBe(top.length);
+  });
+
+  it('uses low-band facts only to reach the minimum of 5', () => {
+    const good = Array.from({ length: 3 }, () => fact({ quality_score: 0.8 }));
+    const low = Array.from({ length: 6 }, () => fact({ quality_score: 0.3, importance: 'high' }));
+    const top = keyFacts([...low, ...good], 10, { now: NOW });
+    expect(top).toHaveLength(5);
+    expect(top.filter((f) => f.quality_score < 0.5)).toHaveLength(2);
+    const many = Array.from({ length: 6 }, () => fact({ quality_score: 0.6 }));
+    expect(keyFacts([...low, ...many], 10, { now: NOW }).every((f) => f.quality_score >= 0.5)).toBe(true);
+  });
+
+  it('uses citation counts to break otherwise equal facts', () => {
+    const a = fact({ message_ts: daysAgo(3) });
+    const b = fact({ message_ts: daysAgo(3) });
+    const ranked = keyFacts([a, b], 5, { now: NOW, citationCounts: new Map([[b.id, 4]]) });
+    expect(ranked[0]).toBe(b);
+  });
+});

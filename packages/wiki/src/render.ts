@@ -1,0 +1,793 @@
+/**
+ * Renders a channel's wiki (spec "Wiki": structure, node, page, citation shapes; fixed pages and their
+ * section numbers; topic ids and slugs) from facts, topic clusters, source messages and, when the graph
+ * store answers, people and decisions. Pure: no I/O, no LLM call (summaries are extractive).
+ *
+ * Citation rule: every `[n]` in a page's content is one entry of the page's `citations`, built by
+ * citationFor from the fact's source message and checked by verifyCitation before the claim is written;
+ * a claim that cannot be cited is left out, never shown uncited.
+ */
+import { type CitationOptions, citationFor, contentTokens, verifyCitation, type WikiCitation } from './citations.js';
+import { KEY_FACTS_MAX, keyFactScore, keyFacts } from './rank.js';
+import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
+
+/** Spec "Wiki" node. */
+export interface WikiNode {
+  id: string;
+  title: string;
+  slug: string;
+  /** Dotted for children: `7`, `7.1`, `7.1.2`. */
+  section_number: string;
+  page_type: 'fixed' | 'topic' | 'sub-topic';
+  memory_count: number;
+  children: WikiNode[];
+}
+
+/** Spec "Wiki" structure. */
+export interface WikiStructure {
+  channel_id: string;
+  channel_name: string;
+  platform: string;
+  /** ISO 8601 UTC. */
+  generated_at: string;
+  is_stale: boolean;
+  pages: WikiNode[];
+}
+
+/** Spec "Wiki" page. `children` are the child pages' nodes. */
+export interface WikiPage {
+  id: string;
+  slug: string;
+  title: string;
+  page_type: 'fixed' | 'topic' | 'sub-topic';
+  parent_id: string | null;
+  section_number: string;
+  /** Markdown. Every `[n]` marker is one entry of `citations`. */
+  content: string;
+  summary: string;
+  memory_count: number;
+  /** ISO 8601 UTC. */
+  last_updated: string;
+  citations: WikiCitation[];
+  children: WikiNode[];
+}
+
+/** A person as the graph store reports one (spec "Graph entity" Person, with its fact count). */
+export interface WikiPerson {
+  name: string;
+  fact_count: number;
+}
+
+/** Spec "Decision record" (plus the id of the fact it came from, when known). */
+export interface WikiDecision {
+  name: string;
+  decided_by: string;
+  status: string;
+  /** YYYY-MM-DD. */
+  date: string;
+  context: string;
+  fact_id?: string;
+}
+
+/** Input of renderChannelWiki. */
+export interface RenderInput {
+  channel: { id: string; name: string; platform: string };
+  /** Topic clusters of the channel with their member facts (a child names its parent in parent_id). */
+  clusters: { cluster: TopicCluster; facts: WikiFact[] }[];
+  /** All facts of the channel. */
+  facts: WikiFact[];
+  /** Source messages by platform message id. */
+  messages: ReadonlyMap<string, SourceMessage>;
+  /** null when the graph store is unavailable (spec "Degraded behaviour"). */
+  people: WikiPerson[] | null;
+  /** null when the graph store is unavailable (spec "Degraded behaviour"). */
+  decisions: WikiDecision[] | null;
+  now: Date;
+  /** Platform user ids to names, to render mentions in excerpts (`<@U1>` → `@Ann`). */
+  user_names?: ReadonlyMap<string, string>;
+  /** Fact id → times cited elsewhere (ask answers, earlier versions): the ranking's citation factor. */
+  citation_counts?: ReadonlyMap<string, number>;
+}
+
+/** The fixed pages (spec "Wiki": always present, with these section numbers). */
+export const FIXED_PAGES = [
+  { id: 'overview', title: 'Overview', section: '1' },
+  { id: 'people', title: 'People', section: '2' },
+  { id: 'decisions', title: 'Decisions', section: '3' },
+  { id: 'faq', title: 'FAQ', section: '4' },
+  { id: 'glossary', title: 'Glossary', section: '5' },
+  { id: 'activity', title: 'Activity', section: '6' },
+  { id: 'topics', title: 'Topics', section: '7' },
+] as const;
+
+/** What the People and Decisions pages say when the graph store is down (spec "Degraded behaviour"). */
+export const GRAPH_UNAVAILABLE_NOTICE =
+  '> The knowledge graph is temporarily unavailable, so this page cannot be built from it right now. It will be regenerated once the graph store recovers.';
+
+/** Markers `[n]` in Markdown (a backslash-escaped `\[` is literal text, not a marker). */
+const MARKER = /(?<!\\)\[(\d+)\]/g;
+
+/** The `[n]` markers of a Markdown text, in order of first appearance. */
+export function citationMarkers(content: string): string[] {
+  const seen: string[] = [];
+  for (const m of content.matchAll(MARKER)) if (!seen.includes(m[0])) seen.push(m[0]);
+  return seen;
+}
+
+/** Shared per-render context. */
+class Context {
+  readonly opts: CitationOptions;
+  private readonly citable = new Map<string, boolean>();
+  constructor(readonly input: RenderInput) {
+    this.opts = input.user_names ? { userNames: input.user_names } : {};
+  }
+  /** The fact's source message when a verified citation can be built for it. */
+  canCite(fact: WikiFact): boolean {
+    let ok = this.citable.get(fact.id);
+    if (ok === undefined) {
+      const msg = this.input.messages.get(fact.source_message_id);
+      const c = msg ? citationFor(1, fact, msg, this.opts) : null;
+      ok = Boolean(msg && c && verifyCitation(c, msg, this.opts));
+      this.citable.set(fact.id, ok);
+    }
+    return ok;
+  }
+  score(fact: WikiFact): number {
+    return keyFactScore(fact, { now: this.input.now, citationCount: this.input.citation_counts?.get(fact.id) ?? 0 });
+  }
+  keyFacts(facts: readonly WikiFact[], n: number): WikiFact[] {
+    return keyFacts(
+      facts.filter((f) => this.canCite(f)),
+      n,
+      { now: this.input.now, ...(this.input.citation_counts ? { citationCounts: this.input.citation_counts } : {}) },
+    );
+  }
+}
+
+/** Citations of one page under construction. */
+class PageCitations {
+  readonly list: WikiCitation[] = [];
+  readonly facts = new Map<string, WikiFact>();
+  private readonly byKey = new Map<string, string>();
+  constructor(private readonly ctx: Context) {}
+  /** The marker citing `fact`, or null when it cannot be cited (the claim must then be left out). */
+  cite(fact: WikiFact): string | null {
+    const msg = this.ctx.input.messages.get(fact.source_message_id);
+    if (!msg) return null;
+    const c = citationFor(this.list.length + 1, fact, msg, this.ctx.opts);
+    if (!c || !verifyCitation(c, msg, this.ctx.opts)) return null;
+    this.facts.set(fact.id, fact);
+    const key = `${c.permalink}\u0000${c.text_excerpt}`;
+    const existing = this.byKey.get(key);
+    if (existing) return existing;
+    this.byKey.set(key, c.id);
+    this.list.push(c);
+    return c.id;
+  }
+  /** `text` as one cited Markdown line ending with its marker, or null when uncitable. */
+  claim(fact: WikiFact, text = factText(fact)): string | null {
+    const marker = this.cite(fact);
+    return marker ? `${text} ${marker}` : null;
+  }
+}
+
+/** A fact's text for Markdown: one line, thread-reply context dropped, brackets escaped (no fake markers). */
+export function factText(fact: Pick<WikiFact, 'memory_text'>): string {
+  return fact.memory_text
+    .replace(/\s*\(in reply to [^)]*\)\s*$/s, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/([[\]\\])/g, '\\$1');
+}
+
+/** Lower-case, ASCII, dash-separated slug (at most 60 characters); `topic` when nothing is left. */
+export function slugify(text: string): string {
+  const s = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return s || 'topic';
+}
+
+function titleCase(tag: string): string {
+  return tag.replace(/(^|[\s\-_/])(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+}
+
+const isoDate = (ts: string) => ts.slice(0, 10);
+const maxTs = (facts: Iterable<WikiFact>, fallback: string) => {
+  let best = '';
+  for (const f of facts) if (f.message_ts > best) best = f.message_ts;
+  return best || fallback;
+};
+
+interface Named {
+  entry: { cluster: TopicCluster; facts: WikiFact[] };
+  title: string;
+  slug: string;
+  children: Named[];
+}
+
+/** Tags of a cluster's facts, most common first (entity-tag casing preferred), ties alphabetical. */
+function rankedTags(facts: readonly WikiFact[]): { key: string; display: string; count: number }[] {
+  const counts = new Map<string, { display: string; count: number; entity: boolean }>();
+  for (const f of facts) {
+    const seen = new Set<string>();
+    for (const [tags, entity] of [
+      [f.topic_tags, false],
+      [f.entity_tags, true],
+    ] as const) {
+      for (const raw of tags) {
+        const tag = raw.trim();
+        const key = tag.toLowerCase();
+        if (!key || seen.has(key)) continue;
+        seen.add(key);
+        const cur = counts.get(key);
+        if (!cur) counts.set(key, { display: entity ? tag : titleCase(tag), count: 1, entity });
+        else {
+          cur.count++;
+          if (entity && !cur.entity) Object.assign(cur, { display: tag, entity: true });
+        }
+      }
+    }
+  }
+  return [...counts.entries()]
+    .map(([key, v]) => ({ key, display: v.display, count: v.count }))
+    .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+}
+
+/**
+ * Names the clusters: titles from the most common topic/entity tags of their members, slugs unique within
+ * the channel (a taken slug gets the next tag appended, then a number). Deterministic for the same
+ * members: clusters are named in order of size, then of their sorted member ids.
+ */
+function nameClusters(entries: RenderInput['clusters']): Named[] {
+  const byId = new Map(entries.map((e) => [e.cluster.id, e]));
+  const memberKey = (e: RenderInput['clusters'][number]) => [...e.cluster.member_ids].sort().join(',');
+  const order = (a: RenderInput['clusters'][number], b: RenderInput['clusters'][number]) =>
+    b.facts.length - a.facts.length ||
+    memberKey(a).localeCompare(memberKey(b)) ||
+    a.cluster.id.localeCompare(b.cluster.id);
+  const used = new Set<string>();
+  const named = new Map<string, Named>();
+  const name = (e: RenderInput['clusters'][number], exclude: Set<string>): Named => {
+    const tags = rankedTags(e.facts).filter((t) => !exclude.has(t.key));
+    const first = tags[0];
+    let title = first ? first.display : 'Miscellaneous';
+    let slug = slugify(title);
+    for (let i = 1; used.has(slug) && i < Math.min(tags.length, 4); i++) {
+      title = `${first!.display} and ${tags[i]!.display}`;
+      slug = slugify(title);
+    }
+    const base = slug;
+    for (let k = 2; used.has(slug); k++) slug = `${base}-${k}`;
+    if (slug !== base) title = `${title} (${slug.slice(base.length + 1)})`;
+    used.add(slug);
+    return { entry: e, title, slug, children: [] };
+  };
+  // Depth-first from the roots, so a parent is named before its children.
+  const childrenOf = new Map<string, RenderInput['clusters']>();
+  const roots: RenderInput['clusters'] = [];
+  for (const e of entries) {
+    const p = e.cluster.parent_id;
+    if (p && p !== e.cluster.id && byId.has(p)) childrenOf.set(p, [...(childrenOf.get(p) ?? []), e]);
+    else roots.push(e);
+  }
+  const visit = (list: RenderInput['clusters'], exclude: Set<string>, depth: number): Named[] =>
+    [...list].sort(order).map((e) => {
+      const n = name(e, exclude);
+      named.set(e.cluster.id, n);
+      const ex = new Set(exclude);
+      ex.add(n.title.toLowerCase());
+      for (const t of rankedTags(e.facts).slice(0, 1)) ex.add(t.key);
+      if (depth < 8) n.children = visit(childrenOf.get(e.cluster.id) ?? [], ex, depth + 1);
+      return n;
+    });
+  return visit(roots, new Set(), 0);
+}
+
+/** Renumbers the markers of a page by first appearance in `content`, keeping only citations used. */
+function finishPage(
+  base: Omit<WikiPage, 'citations' | 'content' | 'summary'>,
+  content: string,
+  summary: string,
+  cites: PageCitations,
+): WikiPage {
+  const used = citationMarkers(content);
+  const remap = new Map(used.map((m, i) => [m, `[${i + 1}]`]));
+  const byId = new Map(cites.list.map((c) => [c.id, c]));
+  const rewrite = (s: string) => s.replace(MARKER, (m) => remap.get(m) ?? m);
+  const citations = used.map((m) => ({ ...byId.get(m)!, id: remap.get(m)! }));
+  return { ...base, content: rewrite(content), summary: rewrite(summary), citations };
+}
+
+function sentence(line: string): string {
+  // "text [n]" → "text [n]." unless the text ends with ? or !
+  const m = /^(.*?)([.?!]?)\s(\[\d+\])$/s.exec(line);
+  if (!m) return line;
+  return m[2] === '?' || m[2] === '!' ? `${m[1]}${m[2]} ${m[3]}` : `${m[1]} ${m[3]}.`;
+}
+
+/**
+ * Renders the whole wiki of one channel (spec "Wiki"): `structure` (the seven fixed pages as nodes,
+ * topic pages as children of Topics, section numbers `7.<i>` and `7.<i>.<j>`) and `pages` (every fixed,
+ * topic and sub-topic page). Topic page: id `topic-{slug}`, slug `topic/{slug}`, parent_id `topics`;
+ * sub-topic: id `topic-{slug}--{sub-slug}`, slug `topic/{slug}/{sub-slug}`, parent_id its topic page.
+ * A topic page holds an extractive summary (its top facts, cited) and its 5 to 10 key facts (rank.ts)
+ * as cited bullets. People and Decisions say the graph is unavailable when `people` / `decisions` is
+ * null (spec "Degraded behaviour"). Every `[n]` resolves to a verified citation (checkWikiCitations).
+ */
+export function renderChannelWiki(input: RenderInput): { structure: WikiStructure; pages: WikiPage[] } {
+  const ctx = new Context(input);
+  const generatedAt = input.now.toISOString();
+  const facts = input.facts.filter((f) => f.channel_id === input.channel.id || !f.channel_id);
+  const live = facts.filter((f) => !f.superseded_by);
+  const named = nameClusters(input.clusters);
+
+  // Topic and sub-topic pages.
+  const topicPages: WikiPage[] = [];
+  const toNode = (n: Named, section: string, id: string, slug: string, depth: number): WikiNode => {
+    const children = n.children.map((c, j) =>
+      toNode(c, `${section}.${j + 1}`, `${id}--${c.slug}`, `${slug}/${c.slug}`, depth + 1),
+    );
+    return {
+      id,
+      title: n.title,
+      slug,
+      section_number: section,
+      page_type: depth === 0 ? 'topic' : 'sub-topic',
+      memory_count: n.entry.facts.length,
+      children,
+    };
+  };
+  const topicNodes = named.map((n, i) => toNode(n, `7.${i + 1}`, `topic-${n.slug}`, `topic/${n.slug}`, 0));
+  const renderTopic = (n: Named, node: WikiNode, parentId: string) => {
+    const cites = new PageCitations(ctx);
+    const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MAX);
+    const bullets = key.map((f) => cites.claim(f)).filter((l): l is string => l !== null);
+    const summaryLines = bullets.slice(0, 3).map(sentence);
+    const summary = summaryLines.length ? summaryLines.join(' ') : 'No memory of this topic could be cited yet.';
+    const members = n.entry.facts;
+    const authors = new Set(members.map((f) => f.author_name));
+    const msgs = new Set(members.map((f) => f.source_message_id));
+    const dates = members.map((f) => f.message_ts).sort();
+    const lines = [`# ${n.title}`, '', summary, ''];
+    if (members.length)
+      lines.push(
+        `_${members.length} memories from ${msgs.size} messages by ${authors.size} people, ${isoDate(dates[0]!)} to ${isoDate(dates[dates.length - 1]!)}._`,
+        '',
+      );
+    lines.push('## Key facts', '');
+    lines.push(...(bullets.length ? bullets.map((b) => `- ${b}`) : ['_No key fact could be cited._']));
+    if (node.children.length) {
+      lines.push('', '## Sub-topics', '');
+      for (const c of node.children)
+        lines.push(`- [${c.section_number} ${c.title}](${c.slug}) (${c.memory_count} memories)`);
+    }
+    topicPages.push(
+      finishPage(
+        {
+          id: node.id,
+          slug: node.slug,
+          title: node.title,
+          page_type: node.page_type,
+          parent_id: parentId,
+          section_number: node.section_number,
+          memory_count: members.length,
+          last_updated: maxTs(members, generatedAt),
+          children: node.children,
+        },
+        `${lines.join('\n')}\n`,
+        summary,
+        cites,
+      ),
+    );
+    for (const [j, c] of n.children.entries()) renderTopic(c, node.children[j]!, node.id);
+  };
+  for (const [i, n] of named.entries()) renderTopic(n, topicNodes[i]!, 'topics');
+
+  const fixedBase = (id: (typeof FIXED_PAGES)[number]['id'], memoryCount: number, lastUpdated: string) => {
+    const f = FIXED_PAGES.find((p) => p.id === id)!;
+    return {
+      id,
+      slug: id,
+      title: f.title,
+      page_type: 'fixed' as const,
+      parent_id: null,
+      section_number: f.section,
+      memory_count: memoryCount,
+      last_updated: lastUpdated,
+      children: id === 'topics' ? topicNodes : [],
+    };
+  };
+  const fixed: WikiPage[] = [
+    overviewPage(ctx, facts, live, topicNodes, fixedBase),
+    peoplePage(ctx, live, fixedBase),
+    decisionsPage(ctx, facts, live, fixedBase),
+    faqPage(ctx, live, fixedBase),
+    glossaryPage(ctx, live, fixedBase),
+    activityPage(ctx, facts, fixedBase),
+    topicsPage(ctx, topicNodes, input.clusters, fixedBase, generatedAt),
+  ];
+  const structure: WikiStructure = {
+    channel_id: input.channel.id,
+    channel_name: input.channel.name,
+    platform: input.channel.platform,
+    generated_at: generatedAt,
+    is_stale: false,
+    pages: fixed.map((p) => ({
+      id: p.id,
+      title: p.title,
+      slug: p.slug,
+      section_number: p.section_number,
+      page_type: 'fixed',
+      memory_count: p.memory_count,
+      children: p.children,
+    })),
+  };
+  return { structure, pages: [...fixed, ...topicPages] };
+}
+
+type FixedBase = (
+  id: (typeof FIXED_PAGES)[number]['id'],
+  memoryCount: number,
+  lastUpdated: string,
+) => Omit<WikiPage, 'citations' | 'content' | 'summary'>;
+
+function overviewPage(
+  ctx: Context,
+  facts: WikiFact[],
+  live: WikiFact[],
+  topics: WikiNode[],
+  base: FixedBase,
+): WikiPage {
+  const { channel, messages, now } = ctx.input;
+  const cites = new PageCitations(ctx);
+  const authors = new Set(facts.map((f) => f.author_name));
+  const dates = facts.map((f) => f.message_ts).sort();
+  const span = dates.length ? `, ${isoDate(dates[0]!)} to ${isoDate(dates[dates.length - 1]!)}` : '';
+  const stats = `#${channel.name} (${channel.platform}): ${facts.length} memories from ${messages.size} messages by ${authors.size} people${span}.`;
+  const highlights = ctx
+    .keyFacts(live, 5)
+    .map((f) => cites.claim(f))
+    .filter((l): l is string => l !== null);
+  const summary = [stats, ...highlights.slice(0, 2).map(sentence)].join(' ');
+  const lines = [`# ${channel.name}`, '', summary, '', '## Highlights', ''];
+  lines.push(...(highlights.length ? highlights.map((h) => `- ${h}`) : ['_No memory could be cited yet._']));
+  lines.push('', '## Topics', '');
+  lines.push(
+    ...(topics.length
+      ? topics.map((t) => `- [${t.section_number} ${t.title}](${t.slug}) (${t.memory_count} memories)`)
+      : ['_No topics yet._']),
+  );
+  return finishPage(
+    base('overview', facts.length, maxTs(facts, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+function peoplePage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
+  const { people, now } = ctx.input;
+  const cites = new PageCitations(ctx);
+  if (people === null) {
+    const content = `# People\n\n${GRAPH_UNAVAILABLE_NOTICE}\n`;
+    return finishPage(base('people', 0, now.toISOString()), content, GRAPH_UNAVAILABLE_NOTICE.slice(2), cites);
+  }
+  const sorted = [...people].sort((a, b) => b.fact_count - a.fact_count || a.name.localeCompare(b.name));
+  const summary = sorted.length
+    ? `${sorted.length} people in this channel's knowledge graph.`
+    : 'No people recorded yet.';
+  const lines = ['# People', '', summary, ''];
+  const drawn: WikiFact[] = [];
+  if (sorted.length) {
+    lines.push('| Person | Memories |', '|---|---|');
+    for (const p of sorted) lines.push(`| ${p.name.replace(/\|/g, '\\|')} | ${p.fact_count} |`);
+    const said: string[] = [];
+    for (const p of sorted.slice(0, 15)) {
+      const own = live.filter((f) => f.author_name === p.name);
+      const [best] = ctx.keyFacts(own, 5);
+      const line = best ? cites.claim(best, `**${p.name}**: ${factText(best)}`) : null;
+      if (line && best) {
+        said.push(`- ${line}`);
+        drawn.push(best);
+      }
+    }
+    if (said.length) lines.push('', '## In their words', '', ...said);
+  }
+  return finishPage(
+    base('people', drawn.length, maxTs(drawn, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+function overlap(a: Set<string>, b: Set<string>): number {
+  let n = 0;
+  for (const t of a) if (b.has(t)) n++;
+  return n;
+}
+
+function decisionsPage(ctx: Context, facts: WikiFact[], live: WikiFact[], base: FixedBase): WikiPage {
+  const { decisions, now } = ctx.input;
+  const cites = new PageCitations(ctx);
+  const byId = new Map(facts.map((f) => [f.id, f]));
+  const decisionFacts = live.filter((f) => f.fact_type === 'decision');
+  const drawn: WikiFact[] = [];
+  const lines = ['# Decisions', ''];
+  let summary: string;
+  if (decisions === null) {
+    summary = GRAPH_UNAVAILABLE_NOTICE.slice(2);
+    lines.push(GRAPH_UNAVAILABLE_NOTICE, '');
+  } else {
+    const shown: string[] = [];
+    let hidden = 0;
+    for (const d of decisions) {
+      let fact = d.fact_id ? byId.get(d.fact_id) : undefined;
+      if (!fact) {
+        const want = contentTokens(`${d.name} ${d.context}`);
+        let best = 0;
+        for (const f of decisionFacts) {
+          const o = overlap(want, contentTokens(f.memory_text));
+          if (o > best && o >= Math.min(2, want.size)) {
+            best = o;
+            fact = f;
+          }
+        }
+      }
+      const text = `**${factText({ memory_text: d.name })}** (${d.status}, ${d.date}, decided by ${factText({ memory_text: d.decided_by })})${d.context ? `: ${factText({ memory_text: d.context })}` : ''}`;
+      const line = fact ? cites.claim(fact, text) : null;
+      if (line && fact) {
+        shown.push(`- ${line}`);
+        drawn.push(fact);
+      } else hidden++;
+    }
+    summary = `${shown.length} decision records from the knowledge graph.`;
+    lines.push('## Decision records', '', ...(shown.length ? shown : ['_None recorded._']), '');
+    if (hidden) lines.push(`_${hidden} decision records without a verifiable source message are not shown._`, '');
+  }
+  const inChat = ctx
+    .keyFacts(
+      decisionFacts.filter((f) => !drawn.includes(f)),
+      KEY_FACTS_MAX,
+    )
+    .map((f) => {
+      const line = cites.claim(f);
+      if (line) drawn.push(f);
+      return line;
+    })
+    .filter((l): l is string => l !== null);
+  lines.push('## Decisions recorded in chat', '', ...(inChat.length ? inChat.map((l) => `- ${l}`) : ['_None._']));
+  return finishPage(
+    base('decisions', drawn.length, maxTs(drawn, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+const FAQ_WINDOW_MS = 14 * 86_400_000;
+
+/**
+ * The answer of a question fact among later facts: by another author within 14 days, in the question's
+ * thread (permalink naming the question's message id) or sharing enough content words.
+ */
+function findAnswer(q: WikiFact, candidates: readonly WikiFact[]): WikiFact | null {
+  const qt = Date.parse(q.message_ts);
+  const qTokens = contentTokens(q.memory_text);
+  let best: WikiFact | null = null;
+  let bestScore = 0;
+  for (const a of candidates) {
+    const at = Date.parse(a.message_ts);
+    if (!(at > qt && at - qt <= FAQ_WINDOW_MS) || a.author_name === q.author_name) continue;
+    if (a.source_message_id === q.source_message_id) continue;
+    const sameThread = a.permalink.includes(q.source_message_id) ? 1 : 0;
+    const o = overlap(qTokens, contentTokens(a.memory_text));
+    const tags = overlap(
+      new Set([...q.topic_tags, ...q.entity_tags].map((t) => t.toLowerCase())),
+      new Set([...a.topic_tags, ...a.entity_tags].map((t) => t.toLowerCase())),
+    );
+    if (!sameThread && o < 3 && !(o >= 2 && tags >= 1)) continue;
+    const score = sameThread * 3 + o * 0.3 + tags * 0.5 + a.quality_score - (at - qt) / FAQ_WINDOW_MS;
+    if (score > bestScore) {
+      bestScore = score;
+      best = a;
+    }
+  }
+  return best;
+}
+
+function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
+  const { now } = ctx.input;
+  const cites = new PageCitations(ctx);
+  const questions = live
+    .filter((f) => f.fact_type === 'question' && ctx.canCite(f))
+    .sort((a, b) => a.message_ts.localeCompare(b.message_ts) || a.id.localeCompare(b.id));
+  const answersPool = live.filter((f) => f.fact_type !== 'question' && ctx.canCite(f));
+  const answered: string[] = [];
+  const open: string[] = [];
+  const drawn: WikiFact[] = [];
+  for (const q of questions) {
+    const qLine = cites.claim(q);
+    if (!qLine) continue;
+    drawn.push(q);
+    const a = findAnswer(q, answersPool);
+    const aLine = a ? cites.claim(a, `${factText(a)} (${a.author_name})`) : null;
+    if (a && aLine) {
+      drawn.push(a);
+      answered.push(`- **Q:** ${qLine}`, `  - **A:** ${aLine}`);
+    } else open.push(`- ${qLine}`);
+  }
+  const summary = `${answered.length / 2} answered and ${open.length} open questions.`;
+  const lines = ['# FAQ', '', summary, '', '## Answered', '', ...(answered.length ? answered : ['_None yet._'])];
+  lines.push('', '## Open questions', '', ...(open.length ? open : ['_None._']));
+  return finishPage(
+    base('faq', drawn.length, maxTs(drawn, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+const DEFINITION = /\s+(is|are|means|refers|stands|lets|allows|provides|supports|enables|handles|stores|uses)\b/i;
+
+function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
+  const { people, now, user_names } = ctx.input;
+  const cites = new PageCitations(ctx);
+  const persons = new Set<string>();
+  for (const f of live) persons.add(f.author_name.toLowerCase());
+  for (const p of people ?? []) persons.add(p.name.toLowerCase());
+  for (const n of user_names?.values() ?? []) persons.add(n.toLowerCase());
+  const terms = new Map<string, { display: string; facts: WikiFact[] }>();
+  for (const f of live) {
+    for (const raw of new Set(f.entity_tags.map((t) => t.trim()))) {
+      const key = raw.toLowerCase();
+      if (!key || persons.has(key)) continue;
+      const t = terms.get(key) ?? { display: raw, facts: [] };
+      t.facts.push(f);
+      terms.set(key, t);
+    }
+  }
+  const ranked = [...terms.values()].sort(
+    (a, b) => b.facts.length - a.facts.length || a.display.localeCompare(b.display),
+  );
+  const chosen = ranked.filter((t, i) => t.facts.length >= 2 || i < 10).slice(0, 40);
+  const entries: { display: string; line: string }[] = [];
+  const drawn: WikiFact[] = [];
+  for (const t of chosen) {
+    const esc = t.display.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const named = new RegExp(`\\b${esc}\\b`, 'i');
+    const defines = new RegExp(`\\b${esc}\\b${DEFINITION.source}`, 'i');
+    const candidates = t.facts
+      .filter((f) => ctx.canCite(f))
+      .map((f) => ({
+        f,
+        s: ctx.score(f) + (defines.test(f.memory_text) ? 0.3 : 0) + (named.test(f.memory_text) ? 0.1 : 0),
+      }))
+      .sort((a, b) => b.s - a.s || a.f.id.localeCompare(b.f.id));
+    const best = candidates[0]?.f;
+    const line = best ? cites.claim(best, `**${factText({ memory_text: t.display })}**: ${factText(best)}`) : null;
+    if (best && line) {
+      entries.push({ display: t.display, line: `- ${line}` });
+      drawn.push(best);
+    }
+  }
+  entries.sort((a, b) => a.display.localeCompare(b.display, 'en', { sensitivity: 'base' }));
+  const summary = `${entries.length} technologies and terms named in this channel, each with the memory that best describes it.`;
+  const lines = ['# Glossary', '', summary, '', ...(entries.length ? entries.map((e) => e.line) : ['_No terms yet._'])];
+  return finishPage(
+    base('glossary', drawn.length, maxTs(drawn, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+/** Monday (UTC) of the ISO week of a timestamp, as YYYY-MM-DD. */
+export function weekStart(ts: string): string {
+  const d = new Date(ts);
+  const day = (d.getUTCDay() + 6) % 7;
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - day)).toISOString().slice(0, 10);
+}
+
+function activityPage(ctx: Context, facts: WikiFact[], base: FixedBase): WikiPage {
+  const { messages, now } = ctx.input;
+  const cites = new PageCitations(ctx);
+  const weeks = new Map<string, number>();
+  for (const f of facts) weeks.set(weekStart(f.message_ts), (weeks.get(weekStart(f.message_ts)) ?? 0) + 1);
+  const authors = new Map<string, { facts: number; messages: number }>();
+  for (const f of facts) {
+    const a = authors.get(f.author_name) ?? { facts: 0, messages: 0 };
+    a.facts++;
+    authors.set(f.author_name, a);
+  }
+  for (const m of messages.values()) {
+    const a = authors.get(m.author) ?? { facts: 0, messages: 0 };
+    a.messages++;
+    authors.set(m.author, a);
+  }
+  const types = new Map<string, number>();
+  for (const f of facts) types.set(f.fact_type, (types.get(f.fact_type) ?? 0) + 1);
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  const summary = `${facts.length} memories over ${weeks.size} weeks from ${[...authors.values()].filter((a) => a.facts > 0).length} authors.`;
+  const lines = ['# Activity', '', summary, '', '## Memories per week', '', '| Week of | Memories |', '|---|---|'];
+  for (const [w, n] of [...weeks.entries()].sort()) lines.push(`| ${w} | ${n} |`);
+  lines.push('', '## Most active authors', '', '| Author | Memories | Messages |', '|---|---|---|');
+  const top = [...authors.entries()]
+    .sort((a, b) => b[1].facts - a[1].facts || b[1].messages - a[1].messages || a[0].localeCompare(b[0]))
+    .slice(0, 10);
+  for (const [name, a] of top) lines.push(`| ${cell(name)} | ${a.facts} | ${a.messages} |`);
+  lines.push('', '## Memory types', '', '| Type | Memories |', '|---|---|');
+  for (const [t, n] of [...types.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])))
+    lines.push(`| ${t} | ${n} |`);
+  return finishPage(
+    base('activity', facts.length, maxTs(facts, now.toISOString())),
+    `${lines.join('\n')}\n`,
+    summary,
+    cites,
+  );
+}
+
+function topicsPage(
+  ctx: Context,
+  topics: WikiNode[],
+  clusters: RenderInput['clusters'],
+  base: FixedBase,
+  generatedAt: string,
+): WikiPage {
+  const members = clusters.flatMap((c) => c.facts);
+  const ids = new Set(members.map((f) => f.id));
+  const summary = `${topics.length} topics covering ${ids.size} memories.`;
+  const lines = ['# Topics', '', summary, ''];
+  const list = (nodes: WikiNode[], indent: string) => {
+    for (const n of nodes) {
+      lines.push(`${indent}- [${n.section_number} ${n.title}](${n.slug}) (${n.memory_count} memories)`);
+      list(n.children, `${indent}  `);
+    }
+  };
+  list(topics, '');
+  if (!topics.length) lines.push('_No topics yet._');
+  return finishPage(
+    base('topics', ids.size, maxTs(members, generatedAt)),
+    `${lines.join('\n')}\n`,
+    summary,
+    new PageCitations(ctx),
+  );
+}
+
+/**
+ * Checks the citations of rendered pages against the source messages: for each page, every marker used in
+ * `content` and every listed citation counts once (`total`); it is `verified` when it is both used and
+ * listed and verifyCitation passes against the message with that permalink. 100% means every `[n]`
+ * resolves to exactly one verifying citation and no citation is unused.
+ */
+export function checkWikiCitations(
+  pages: readonly WikiPage[],
+  messages: ReadonlyMap<string, SourceMessage> | Iterable<SourceMessage>,
+  opts: CitationOptions = {},
+): { total: number; verified: number } {
+  const byPermalink = new Map<string, SourceMessage>();
+  const list = messages instanceof Map ? messages.values() : (messages as Iterable<SourceMessage>);
+  for (const m of list) byPermalink.set(m.permalink, m);
+  let total = 0;
+  let verified = 0;
+  for (const page of pages) {
+    const used = new Set(citationMarkers(page.content));
+    const listed = new Map<string, WikiCitation[]>();
+    for (const c of page.citations) listed.set(c.id, [...(listed.get(c.id) ?? []), c]);
+    const ids = new Set([...used, ...listed.keys()]);
+    for (const id of ids) {
+      total++;
+      const cs = listed.get(id) ?? [];
+      const c = cs[0];
+      const msg = c ? byPermalink.get(c.permalink) : undefined;
+      if (used.has(id) && cs.length === 1 && c && msg && verifyCitation(c, msg, opts)) verified++;
+    }
+  }
+  return { total, verified };
+}
