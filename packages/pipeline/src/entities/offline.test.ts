@@ -146,6 +146,34 @@ describe('OfflineEntityExtractor: people', () => {
     expect(out.people.map((p) => p.name)).toEqual(['alice']);
   });
 
+  it('joins a full name to the known handle made from it (stuarthalloway, dnolen, tony.kay)', () => {
+    const people: KnownPerson[] = [
+      { name: 'stuarthalloway', aliases: [] },
+      { name: 'dnolen', aliases: [] },
+      { name: 'tony.kay', aliases: [] },
+    ];
+    const f = fact('alice talked with David Nolen, Tony Kay and Stuart Halloway about ClojureScript.', {
+      entityTags: ['David Nolen', 'Tony Kay', 'Stuart Halloway', 'ClojureScript'],
+    });
+    const out = run([f], people);
+    checkShape(out);
+    expect(named(out, 'Person', 'dnolen')?.aliases).toContain('David Nolen');
+    expect(named(out, 'Person', 'tony.kay')?.aliases).toContain('Tony Kay');
+    expect(named(out, 'Person', 'stuarthalloway')?.aliases).toContain('Stuart Halloway');
+    expect(
+      out.entities
+        .filter((e) => e.type === 'Person')
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['alice', 'dnolen', 'stuarthalloway', 'tony.kay']);
+    // initial + surname is ambiguous: "Dana Nolen" maps to dnolen as well (accepted: a channel rarely has both)
+    expect(
+      named(run([fact('alice met Dana Nolen.', { entityTags: ['Dana Nolen'] })], people), 'Person', 'dnolen'),
+    ).toMatchObject({
+      aliases: ['Dana Nolen'],
+    });
+  });
+
   it('does not take a library named like a person for one ("support for Clara")', () => {
     const out = run([
       fact('Cursive 1.6.3 is out now, which contains support for Clara!', { entityTags: ['Cursive', 'Clara'] }),

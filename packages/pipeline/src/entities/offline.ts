@@ -140,7 +140,27 @@ const findTech = (text: string, name: string): { index: number; spelling: string
 interface PersonIndex {
   byKey: Map<string, KnownPerson>;
   byFirst: Map<string, KnownPerson[]>;
+  /** Names and handles with everything but letters and digits removed (`tony.kay` → `tonykay`), 5+ characters. */
+  bySquash: Map<string, KnownPerson>;
 }
+
+/** Letters and digits of a name, lower case: the shape handles are made from (`Stuart Halloway` → `stuarthalloway`). */
+const squash = (s: string): string => normalizeEntityName(s).replace(/[^\p{L}\p{N}]+/gu, '');
+
+/**
+ * The handles a full name is commonly turned into: firstlast (also first.last, first_last, first-last), flast,
+ * firstl. `David Nolen` → davidnolen, dnolen, davidn.
+ */
+const handleShapes = (fullName: string): string[] => {
+  const words = normalizeEntityName(fullName)
+    .split(' ')
+    .map((w) => w.replace(/[^\p{L}\p{N}]+/gu, ''))
+    .filter(Boolean);
+  if (words.length < 2) return [];
+  const first = words[0]!;
+  const last = words[words.length - 1]!;
+  return [words.join(''), `${first[0]}${last}`, `${first}${last[0]}`].filter((h) => h.length >= 5);
+};
 
 /** Indexes of the channel people arrays seen, rebuilt when an array's length changes (callers may append). */
 const INDEXES = new WeakMap<readonly KnownPerson[], { size: number; index: PersonIndex }>();
@@ -148,7 +168,7 @@ const INDEXES = new WeakMap<readonly KnownPerson[], { size: number; index: Perso
 const buildIndex = (people: readonly KnownPerson[]): PersonIndex => {
   const cached = INDEXES.get(people);
   if (cached && cached.size === people.length) return cached.index;
-  const index: PersonIndex = { byKey: new Map(), byFirst: new Map() };
+  const index: PersonIndex = { byKey: new Map(), byFirst: new Map(), bySquash: new Map() };
   for (const p of people) addToIndex(index, p);
   INDEXES.set(people, { size: people.length, index });
   return index;
@@ -156,18 +176,28 @@ const buildIndex = (people: readonly KnownPerson[]): PersonIndex => {
 
 const addToIndex = (index: PersonIndex, p: KnownPerson): void => {
   for (const k of [p.name, ...p.aliases].map(normalizeEntityName)) if (k && !index.byKey.has(k)) index.byKey.set(k, p);
+  for (const k of [p.name, ...p.aliases].map(squash))
+    if (k.length >= 5 && !index.bySquash.has(k)) index.bySquash.set(k, p);
   const first = normalizeEntityName(p.name).split(' ');
   if (first.length >= 2 && first[0]!.length >= 3)
     index.byFirst.set(first[0]!, [...(index.byFirst.get(first[0]!) ?? []), p]);
 };
 
-/** The known person a spelling names: by name or alias, else by a first name only one known person has. */
+/**
+ * The known person a spelling names: by name or alias, else by a first name only one known person has, else a
+ * full name whose handle shape is a known handle ("Stuart Halloway" → stuarthalloway, "David Nolen" → dnolen).
+ */
 const resolvePerson = (index: PersonIndex, spelling: string): KnownPerson | null => {
   const k = normalizeEntityName(spelling);
   const exact = index.byKey.get(k);
   if (exact) return exact;
   const first = index.byFirst.get(k);
-  return first?.length === 1 ? first[0]! : null;
+  if (first?.length === 1) return first[0]!;
+  for (const h of handleShapes(spelling)) {
+    const p = index.bySquash.get(h);
+    if (p) return p;
+  }
+  return null;
 };
 
 /**
@@ -1235,7 +1265,7 @@ export class OfflineEntityExtractor implements EntityExtractor {
     const { facts: event } = input;
     const g = new GraphBuilder(event.channelId);
     const index = buildIndex(input.people);
-    const local: PersonIndex = { byKey: new Map(), byFirst: new Map() };
+    const local: PersonIndex = { byKey: new Map(), byFirst: new Map(), bySquash: new Map() };
     const newPeople = new Map<string, KnownPerson>();
     const newDecisions: NewDecision[] = [];
     const newOwners: (KnownOwner & { change: boolean })[] = [];
@@ -1472,8 +1502,19 @@ export class OfflineEntityExtractor implements EntityExtractor {
         ? detectNames(body, [...rest, ...nameWords(body).filter((w) => !coveredBy(w, covered))])
         : { people: [], skip: new Set<string>() };
       for (const name of detected.people) {
-        if (coveredBy(name, covered) || resolvePerson(index, name) || resolvePerson(local, name)) continue;
+        if (coveredBy(name, covered)) continue;
         const full = withSurname(rest.find((t) => t === name || t.startsWith(`${name} `)) ?? name, body);
+        if (resolvePerson(index, name) || resolvePerson(local, name)) {
+          // a known person written by full name ("Stuart Halloway" for stuarthalloway): mention it, learn the alias
+          if (full.includes(' ') && (resolvePerson(index, full) || resolvePerson(local, full))) {
+            note(
+              person(full, OFFLINE_CONFIDENCE.knownPersonText, fact.factId, true),
+              Math.max(0, findWord(body, full)),
+            );
+            covered.push(full);
+          }
+          continue;
+        }
         if (!plausiblePersonName(full) || NOT_A_PERSON_CONTEXT(full).test(body)) continue;
         note(person(full, OFFLINE_CONFIDENCE.detectedPerson, fact.factId, false), Math.max(0, findWord(body, full)));
         covered.push(full);
