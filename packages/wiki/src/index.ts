@@ -1,4 +1,5 @@
 export * from './citations.js';
+export * from './clusters.js';
 export * from './rank.js';
 export * from './render.js';
 export type * from './types.js';
