@@ -7,7 +7,14 @@
  * citationFor from the fact's source message and checked by verifyCitation before the claim is written;
  * a claim that cannot be cited is left out, never shown uncited.
  */
-import { type CitationOptions, citationFor, contentTokens, verifyCitation, type WikiCitation } from './citations.js';
+import {
+  type CitationOptions,
+  citationFor,
+  contentTokens,
+  renderMarkup,
+  verifyCitation,
+  type WikiCitation,
+} from './citations.js';
 import { KEY_FACTS_MAX, keyFactScore, keyFacts } from './rank.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
@@ -173,8 +180,8 @@ class PageCitations {
 
 /** A fact's text for Markdown: one line, thread-reply context dropped, brackets escaped (no fake markers). */
 export function factText(fact: Pick<WikiFact, 'memory_text'>): string {
-  return fact.memory_text
-    .replace(/\s*\(in reply to [^)]*\)\s*$/s, '')
+  return renderMarkup(fact.memory_text)
+    .replace(/\s*\(in reply to [^:"()]{1,80}: ".*$/s, '')
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/([[\]\\])/g, '\\$1');
@@ -193,8 +200,19 @@ export function slugify(text: string): string {
   return s || 'topic';
 }
 
+/** Capitalises the words of a plain tag (`sync modes` → `Sync Modes`); identifiers (`_olake_id`, `v0.7.3`) stay as they are. */
 function titleCase(tag: string): string {
-  return tag.replace(/(^|[\s\-_/])(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+  if (/[_/.\d]/.test(tag)) return tag;
+  return tag.replace(/(^|\s)(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+}
+
+/** Lower-cased names of people (fact authors, graph people, known user names): not used as topic or glossary terms. */
+function personNames(input: RenderInput): Set<string> {
+  const persons = new Set<string>();
+  for (const f of input.facts) persons.add(f.author_name.toLowerCase());
+  for (const p of input.people ?? []) persons.add(p.name.toLowerCase());
+  for (const n of input.user_names?.values() ?? []) persons.add(n.toLowerCase());
+  return persons;
 }
 
 const isoDate = (ts: string) => ts.slice(0, 10);
@@ -223,7 +241,12 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
       for (const raw of tags) {
         const tag = raw.trim();
         const key = tag.toLowerCase();
-        if (!key || seen.has(key)) continue;
+        if (!key) continue;
+        const cur0 = counts.get(key);
+        if (seen.has(key)) {
+          if (entity && cur0 && !cur0.entity) Object.assign(cur0, { display: tag, entity: true });
+          continue;
+        }
         seen.add(key);
         const cur = counts.get(key);
         if (!cur) counts.set(key, { display: entity ? tag : titleCase(tag), count: 1, entity });
@@ -244,7 +267,7 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
  * the channel (a taken slug gets the next tag appended, then a number). Deterministic for the same
  * members: clusters are named in order of size, then of their sorted member ids.
  */
-function nameClusters(entries: RenderInput['clusters']): Named[] {
+function nameClusters(entries: RenderInput['clusters'], persons: ReadonlySet<string>): Named[] {
   const byId = new Map(entries.map((e) => [e.cluster.id, e]));
   const memberKey = (e: RenderInput['clusters'][number]) => [...e.cluster.member_ids].sort().join(',');
   const order = (a: RenderInput['clusters'][number], b: RenderInput['clusters'][number]) =>
@@ -254,7 +277,7 @@ function nameClusters(entries: RenderInput['clusters']): Named[] {
   const used = new Set<string>();
   const named = new Map<string, Named>();
   const name = (e: RenderInput['clusters'][number], exclude: Set<string>): Named => {
-    const tags = rankedTags(e.facts).filter((t) => !exclude.has(t.key));
+    const tags = rankedTags(e.facts).filter((t) => !exclude.has(t.key) && !persons.has(t.key));
     const first = tags[0];
     let title = first ? first.display : 'Miscellaneous';
     let slug = slugify(title);
@@ -282,7 +305,10 @@ function nameClusters(entries: RenderInput['clusters']): Named[] {
       named.set(e.cluster.id, n);
       const ex = new Set(exclude);
       ex.add(n.title.toLowerCase());
-      for (const t of rankedTags(e.facts).slice(0, 1)) ex.add(t.key);
+      for (const t of rankedTags(e.facts)
+        .filter((x) => !persons.has(x.key))
+        .slice(0, 1))
+        ex.add(t.key);
       if (depth < 8) n.children = visit(childrenOf.get(e.cluster.id) ?? [], ex, depth + 1);
       return n;
     });
@@ -325,7 +351,8 @@ export function renderChannelWiki(input: RenderInput): { structure: WikiStructur
   const generatedAt = input.now.toISOString();
   const facts = input.facts.filter((f) => f.channel_id === input.channel.id || !f.channel_id);
   const live = facts.filter((f) => !f.superseded_by);
-  const named = nameClusters(input.clusters);
+  const persons = personNames(input);
+  const named = nameClusters(input.clusters, persons);
 
   // Topic and sub-topic pages.
   const topicPages: WikiPage[] = [];
@@ -348,7 +375,8 @@ export function renderChannelWiki(input: RenderInput): { structure: WikiStructur
     const cites = new PageCitations(ctx);
     const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MAX);
     const bullets = key.map((f) => cites.claim(f)).filter((l): l is string => l !== null);
-    const summaryLines = bullets.slice(0, 3).map(sentence);
+    const short = bullets.filter((b) => b.length <= 240);
+    const summaryLines = (short.length ? short : bullets).slice(0, 2).map(sentence);
     const summary = summaryLines.length ? summaryLines.join(' ') : 'No memory of this topic could be cited yet.';
     const members = n.entry.facts;
     const authors = new Set(members.map((f) => f.author_name));
@@ -574,26 +602,43 @@ function decisionsPage(ctx: Context, facts: WikiFact[], live: WikiFact[], base: 
 const FAQ_WINDOW_MS = 14 * 86_400_000;
 
 /**
- * The answer of a question fact among later facts: by another author within 14 days, in the question's
- * thread (permalink naming the question's message id) or sharing enough content words.
+ * The thread a fact's message belongs to: the `thread_ts` query parameter of its permalink (workplace
+ * chat replies), else its own message id (a thread root, or a platform without threads in permalinks).
+ */
+export function threadKey(fact: Pick<WikiFact, 'permalink' | 'source_message_id'>): string {
+  const m = /[?&]thread_ts=([^&#]+)/.exec(fact.permalink ?? '');
+  return m ? decodeURIComponent(m[1]!) : fact.source_message_id;
+}
+
+const ANSWER_TYPES = new Set<WikiFact['fact_type']>(['decision', 'observation', 'opinion']);
+
+/**
+ * The answer of a question fact among later facts by another author within 14 days: preferably in the
+ * question's thread (threadKey) and soon after it, else sharing at least 3 content words (or 2 and a tag).
+ * Statements (decision, observation, opinion) are preferred over action items. null when none qualifies.
  */
 function findAnswer(q: WikiFact, candidates: readonly WikiFact[]): WikiFact | null {
   const qt = Date.parse(q.message_ts);
+  const qThread = threadKey(q);
   const qTokens = contentTokens(q.memory_text);
+  const qTags = new Set([...q.topic_tags, ...q.entity_tags].map((t) => t.toLowerCase()));
   let best: WikiFact | null = null;
-  let bestScore = 0;
+  let bestScore = Number.NEGATIVE_INFINITY;
   for (const a of candidates) {
     const at = Date.parse(a.message_ts);
     if (!(at > qt && at - qt <= FAQ_WINDOW_MS) || a.author_name === q.author_name) continue;
     if (a.source_message_id === q.source_message_id) continue;
-    const sameThread = a.permalink.includes(q.source_message_id) ? 1 : 0;
+    const sameThread = threadKey(a) === qThread ? 1 : 0;
     const o = overlap(qTokens, contentTokens(a.memory_text));
-    const tags = overlap(
-      new Set([...q.topic_tags, ...q.entity_tags].map((t) => t.toLowerCase())),
-      new Set([...a.topic_tags, ...a.entity_tags].map((t) => t.toLowerCase())),
-    );
-    if (!sameThread && o < 3 && !(o >= 2 && tags >= 1)) continue;
-    const score = sameThread * 3 + o * 0.3 + tags * 0.5 + a.quality_score - (at - qt) / FAQ_WINDOW_MS;
+    const tags = overlap(qTags, new Set([...a.topic_tags, ...a.entity_tags].map((t) => t.toLowerCase())));
+    if (sameThread ? o + tags === 0 : o < 3 && !(o >= 2 && tags >= 1)) continue;
+    const score =
+      sameThread * 3 +
+      Math.min(o, 5) * 0.2 +
+      Math.min(tags, 2) * 0.3 +
+      0.5 * a.quality_score +
+      (ANSWER_TYPES.has(a.fact_type) ? 0.4 : 0) -
+      2 * ((at - qt) / FAQ_WINDOW_MS) ** 0.5;
     if (score > bestScore) {
       bestScore = score;
       best = a;
@@ -637,12 +682,9 @@ function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
 const DEFINITION = /\s+(is|are|means|refers|stands|lets|allows|provides|supports|enables|handles|stores|uses)\b/i;
 
 function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
-  const { people, now, user_names } = ctx.input;
+  const { now } = ctx.input;
   const cites = new PageCitations(ctx);
-  const persons = new Set<string>();
-  for (const f of live) persons.add(f.author_name.toLowerCase());
-  for (const p of people ?? []) persons.add(p.name.toLowerCase());
-  for (const n of user_names?.values() ?? []) persons.add(n.toLowerCase());
+  const persons = personNames(ctx.input);
   const terms = new Map<string, { display: string; facts: WikiFact[] }>();
   for (const f of live) {
     for (const raw of new Set(f.entity_tags.map((t) => t.trim()))) {
@@ -656,7 +698,9 @@ function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage
   const ranked = [...terms.values()].sort(
     (a, b) => b.facts.length - a.facts.length || a.display.localeCompare(b.display),
   );
-  const chosen = ranked.filter((t, i) => t.facts.length >= 2 || i < 10).slice(0, 40);
+  const repeated = ranked.filter((t) => t.facts.length >= 2);
+  const chosen = (repeated.length >= 5 ? repeated : ranked.slice(0, 10)).slice(0, 40);
+  const usedFacts = new Set<string>();
   const entries: { display: string; line: string }[] = [];
   const drawn: WikiFact[] = [];
   for (const t of chosen) {
@@ -670,7 +714,9 @@ function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage
         s: ctx.score(f) + (defines.test(f.memory_text) ? 0.3 : 0) + (named.test(f.memory_text) ? 0.1 : 0),
       }))
       .sort((a, b) => b.s - a.s || a.f.id.localeCompare(b.f.id));
-    const best = candidates[0]?.f;
+    // A fact already defining another term is used again only when the term has no other.
+    const best = (candidates.find((c) => !usedFacts.has(c.f.id)) ?? candidates[0])?.f;
+    if (best) usedFacts.add(best.id);
     const line = best ? cites.claim(best, `**${factText({ memory_text: t.display })}**: ${factText(best)}`) : null;
     if (best && line) {
       entries.push({ display: t.display, line: `- ${line}` });

@@ -1,0 +1,276 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '@atlas/core';
+import { planImport } from '@atlas/platforms';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
+import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
+import { verifyCitation } from './citations.js';
+import {
+  checkWikiCitations,
+  citationMarkers,
+  FIXED_PAGES,
+  GRAPH_UNAVAILABLE_NOTICE,
+  type RenderInput,
+  renderChannelWiki,
+  type WikiPage,
+} from './render.js';
+import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
+
+const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
+
+/** The columns of the document store's `messages` table this test reads. */
+interface MessageRow {
+  channel_id: string;
+  id: string;
+  text: string;
+  author_id: string;
+  author_name: string;
+  ts: Date | string;
+  permalink: string | null;
+  attachments: unknown[] | null;
+  deleted_at: Date | null;
+}
+
+/** A bullet line is cited when it ends with one or more `[n]` markers. */
+const CITED = /(?<!\\)\[\d+\](\s*(?<!\\)\[\d+\])*$/;
+/** Navigation bullets (links to topic pages) carry no claim. */
+const NAV = /^\s*- \[\d+(\.\d+)* [^\]]+\]\([^)]+\) \(\d+ memories\)$/;
+
+function assertPageInvariants(page: WikiPage) {
+  const used = citationMarkers(page.content);
+  // citations lists exactly the markers used, numbered from 1 in order of first use.
+  expect(page.citations.map((c) => c.id)).toEqual(used);
+  expect(used).toEqual(used.map((_, i) => `[${i + 1}]`));
+  for (const m of citationMarkers(page.summary)) expect(used).toContain(m);
+  for (const line of page.content.split('\n')) {
+    if (/^\s*- /.test(line) && !NAV.test(line)) expect(line, `${page.id}: uncited bullet`).toMatch(CITED);
+  }
+}
+
+/** Facts grouped by their first topic tag (a stand-in for the clustering module), plus one sub-topic. */
+function placeholderClusters(channelId: string, facts: WikiFact[]): RenderInput['clusters'] {
+  const groups = new Map<string, WikiFact[]>();
+  for (const f of facts) {
+    const tag = f.topic_tags[0]?.toLowerCase();
+    if (tag) groups.set(tag, [...(groups.get(tag) ?? []), f]);
+  }
+  const cluster = (id: string, members: WikiFact[], parent: string | null): TopicCluster => ({
+    id,
+    channel_id: channelId,
+    centroid: [1],
+    member_ids: members.map((f) => f.id),
+    coherence: 1,
+    parent_id: parent,
+  });
+  const out = [...groups.entries()].map(([tag, members]) => ({
+    cluster: cluster(`c-${tag}`, members, null),
+    facts: members,
+  }));
+  // The largest cluster gets a sub-topic: its members whose second topic tag is the most common one.
+  const largest = [...out].sort((a, b) => b.facts.length - a.facts.length)[0]!;
+  const second = new Map<string, WikiFact[]>();
+  for (const f of largest.facts) {
+    const t = f.topic_tags[1]?.toLowerCase();
+    if (t) second.set(t, [...(second.get(t) ?? []), f]);
+  }
+  const [subTag, sub] = [...second.entries()].sort((a, b) => b[1].length - a[1].length)[0] ?? [];
+  if (subTag && sub)
+    out.push({ cluster: cluster(`c-${largest.cluster.id}-${subTag}`, sub, largest.cluster.id), facts: sub });
+  return out;
+}
+
+describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
+  let rt: Runtime;
+  const inputs = new Map<string, RenderInput>();
+
+  beforeAll(async () => {
+    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'none' }));
+    await appendPlan(rt, await planImport(OLAKE));
+    await drainProjectors(rt, 0, false);
+    // The stored messages (with permalinks), read by SQL as the wiki projector will.
+    const db = rt.database.db as unknown as Kysely<{ messages: MessageRow }>;
+    const rows = await db.selectFrom('messages').selectAll().where('deleted_at', 'is', null).execute();
+    const userNames = new Map(rows.map((r) => [r.author_id, r.author_name]));
+    for (const channel of await rt.documents.listChannels()) {
+      const { rows: list } = await rt.documents.listMemories({ channelId: channel.id, page: 1, limit: 10_000 });
+      const detail = await rt.documents.getMemories(list.map((m) => m.id));
+      const facts: WikiFact[] = [...detail.values()].map((m) => ({
+        id: m.id,
+        channel_id: m.channel_id,
+        memory_text: m.memory_text,
+        quality_score: m.quality_score,
+        importance: m.importance as WikiFact['importance'],
+        fact_type: m.fact_type as WikiFact['fact_type'],
+        topic_tags: m.topic_tags,
+        entity_tags: m.entity_tags,
+        author_name: m.author_name,
+        message_ts: m.message_ts,
+        source_message_id: m.source_message_id,
+        permalink: m.permalink,
+        superseded_by: m.superseded_by,
+      }));
+      const messages = new Map<string, SourceMessage>();
+      for (const r of rows.filter((r) => r.channel_id === channel.id)) {
+        const attachments = (r.attachments ?? []) as { name: string; mediaType: string | null }[];
+        messages.set(r.id, {
+          id: r.id,
+          channel_id: r.channel_id,
+          channel_name: channel.name,
+          author: r.author_name,
+          timestamp: new Date(r.ts).toISOString(),
+          text: r.text,
+          permalink: r.permalink ?? '',
+          attachments: attachments.map((a) => ({ name: a.name, media_type: a.mediaType ?? null })),
+        });
+      }
+      const authors = new Map<string, number>();
+      for (const f of facts) authors.set(f.author_name, (authors.get(f.author_name) ?? 0) + 1);
+      const last =
+        facts
+          .map((f) => f.message_ts)
+          .sort()
+          .at(-1) ?? '1970-01-01T00:00:00Z';
+      inputs.set(channel.name, {
+        channel: { id: channel.id, name: channel.name, platform: channel.platform },
+        clusters: placeholderClusters(channel.id, facts),
+        facts,
+        messages,
+        people: [...authors.entries()].map(([name, fact_count]) => ({ name, fact_count })),
+        decisions: facts
+          .filter((f) => f.fact_type === 'decision')
+          .map((f) => ({
+            name: f.topic_tags[0] ?? 'decision',
+            decided_by: f.author_name,
+            status: 'implemented',
+            date: f.message_ts.slice(0, 10),
+            context: f.memory_text,
+            fact_id: f.id,
+          })),
+        now: new Date(Date.parse(last) + 86_400_000),
+        user_names: userNames,
+      });
+    }
+  });
+  afterAll(async () => {
+    await rt?.close();
+  });
+
+  it('#help: fixed pages, topic pages with 5 to 10 cited key facts, every citation verified', () => {
+    const input = inputs.get('help')!;
+    expect(input.facts.length).toBeGreaterThan(150);
+    const { structure, pages } = renderChannelWiki(input);
+    if (process.env.ATLAS_WIKI_DUMP)
+      writeFileSync(process.env.ATLAS_WIKI_DUMP, JSON.stringify({ structure, pages }, null, 2));
+
+    // The seven fixed pages with the spec ids and section numbers, in order.
+    expect(structure.pages.map((n) => [n.id, n.section_number])).toEqual(FIXED_PAGES.map((p) => [p.id, p.section]));
+    for (const p of FIXED_PAGES) expect(pages.find((x) => x.id === p.id)?.section_number).toBe(p.section);
+    expect(pages.find((p) => p.id === 'overview')!.slug).toBe('overview');
+    expect(structure.channel_name).toBe('help');
+
+    // One topic page per cluster; ids, slugs and dotted sections; slugs unique.
+    const topics = pages.filter((p) => p.page_type !== 'fixed');
+    expect(topics).toHaveLength(input.clusters.length);
+    const topicsNode = structure.pages.find((n) => n.id === 'topics')!;
+    expect(topicsNode.children.length).toBe(input.clusters.filter((c) => !c.cluster.parent_id).length);
+    topicsNode.children.forEach((n, i) => {
+      expect(n.section_number).toBe(`7.${i + 1}`);
+      expect(n.id).toBe(`topic-${n.slug.slice('topic/'.length)}`);
+    });
+    const sub = topics.find((p) => p.page_type === 'sub-topic')!;
+    expect(sub.section_number).toMatch(/^7\.\d+\.1$/);
+    const parent = pages.find((p) => p.id === sub.parent_id)!;
+    expect(sub.id).toMatch(new RegExp(`^${parent.id}--[a-z0-9-]+$`));
+    expect(sub.slug.startsWith(`${parent.slug}/`)).toBe(true);
+    expect(parent.children.map((c) => c.id)).toContain(sub.id);
+    expect(new Set(topics.map((p) => p.slug)).size).toBe(topics.length);
+
+    // 5 to 10 key facts when the cluster has that many distinct usable facts.
+    for (const page of topics) {
+      const entry = input.clusters.find((c) => page.memory_count === c.facts.length && page.title)!;
+      expect(entry).toBeDefined();
+      const keySection = page.content.split('## Key facts')[1]!.split('\n## ')[0]!;
+      const bullets = keySection.split('\n').filter((l) => l.startsWith('- '));
+      expect(bullets.length).toBeLessThanOrEqual(10);
+      expect(page.summary.length).toBeGreaterThan(0);
+    }
+    const big = topics.filter((p) => p.memory_count >= 20);
+    expect(big.length).toBeGreaterThan(0);
+    for (const page of big) {
+      const bullets = page.content
+        .split('## Key facts')[1]!
+        .split('\n')
+        .filter((l) => l.startsWith('- '));
+      expect(bullets.length).toBeGreaterThanOrEqual(5);
+    }
+
+    for (const page of pages) assertPageInvariants(page);
+    const check = checkWikiCitations(pages, input.messages, { userNames: input.user_names! });
+    expect(check.total).toBeGreaterThan(50);
+    expect(check.verified).toBe(check.total);
+    console.log(`#help citations: ${check.verified}/${check.total} verified on ${pages.length} pages`);
+  });
+
+  it('every channel: 100% of citations verify, and a forged excerpt is caught', () => {
+    let total = 0;
+    let verified = 0;
+    for (const input of inputs.values()) {
+      const { pages } = renderChannelWiki(input);
+      expect(pages.filter((p) => p.page_type === 'fixed')).toHaveLength(7);
+      for (const page of pages) assertPageInvariants(page);
+      const check = checkWikiCitations(pages, input.messages, { userNames: input.user_names! });
+      total += check.total;
+      verified += check.verified;
+      const withCitation = pages.find((p) => p.citations.length > 0);
+      if (withCitation) {
+        const forged = pages.map((p) =>
+          p === withCitation
+            ? {
+                ...p,
+                citations: p.citations.map((c, i) =>
+                  i === 0 ? { ...c, text_excerpt: `${c.text_excerpt} indeed` } : c,
+                ),
+              }
+            : p,
+        );
+        const bad = checkWikiCitations(forged, input.messages, { userNames: input.user_names! });
+        expect(bad.verified).toBe(check.verified - 1);
+      }
+    }
+    expect(verified).toBe(total);
+    console.log(`all channels: ${verified}/${total} citations verified`);
+  });
+
+  it('degraded: without the graph store People and Decisions say it is unavailable', () => {
+    const input = { ...inputs.get('help')!, people: null, decisions: null };
+    const { pages } = renderChannelWiki(input);
+    for (const id of ['people', 'decisions'])
+      expect(pages.find((p) => p.id === id)!.content).toContain(GRAPH_UNAVAILABLE_NOTICE);
+    for (const page of pages) assertPageInvariants(page);
+    const check = checkWikiCitations(pages, input.messages, { userNames: input.user_names! });
+    expect(check.verified).toBe(check.total);
+  });
+
+  it('drops a claim whose source message is missing or does not support it', () => {
+    const input = inputs.get('help')!;
+    const victim = input.clusters[0]!.facts[0]!;
+    const messages = new Map(input.messages);
+    messages.delete(victim.source_message_id);
+    const { pages } = renderChannelWiki({ ...input, messages });
+    for (const page of pages) {
+      for (const c of page.citations)
+        expect(c.permalink).not.toBe(input.messages.get(victim.source_message_id)!.permalink);
+      assertPageInvariants(page);
+    }
+    const msg = input.messages.get(victim.source_message_id)!;
+    const c = renderChannelWiki(input)
+      .pages.flatMap((p) => p.citations)
+      .find((x) => x.permalink === msg.permalink);
+    if (c)
+      expect(verifyCitation({ ...c, text_excerpt: victim.memory_text }, msg)).toBe(
+        victim.memory_text === c.text_excerpt,
+      );
+  });
+});
