@@ -16,7 +16,8 @@ import {
 import type { TopicCluster } from './types.js';
 
 const DIM = 16;
-const P: ClusterParams = { ...DEFAULT_CLUSTER_PARAMS, assignThreshold: 0.7, maxSize: 10, minSize: 1 };
+/** Raw cosine for the synthetic rule tests (centring is tested on its own). */
+const P: ClusterParams = { ...DEFAULT_CLUSTER_PARAMS, assignThreshold: 0.7, maxSize: 10, minSize: 1, center: false };
 
 /** Deterministic pseudo-random generator (mulberry32). */
 const rng = (seed: number) => () => {
@@ -113,6 +114,30 @@ describe('assignFacts', () => {
     expect(r2.touched).toEqual([]);
     // duplicates within one batch too
     expect(assignFacts([], [...fs, ...fs], P).clusters).toEqual(r1.clusters);
+  });
+
+  it('centres on the channel mean: topics sharing a strong common direction come apart', () => {
+    // every vector = 3 * e0 (shared) + e1 or e2 (topic) + noise: raw cosine across topics ~0.9
+    const topic = (t: number) => (k: number) => {
+      const v = axis(0, 0.3, rng(k * 7 + t));
+      v[0] = 3;
+      v[t] = (v[t] ?? 0) + 1;
+      return v;
+    };
+    const a = facts('a', 12, topic(1));
+    const b = facts('b', 12, topic(2));
+    const fs = a.flatMap((f, i) => [f, b[i]!]);
+    expect(cosine(a[0]!.vector as number[], b[0]!.vector as number[])).toBeGreaterThan(0.85);
+    expect(assignFacts([], fs, { ...P, center: false }).clusters).toHaveLength(1);
+    const centred = assignFacts([], fs, DEFAULT_CLUSTER_PARAMS).clusters;
+    expect(centred.map((c) => [...c.member_ids].sort())).toEqual([
+      a.map((f) => f.id).sort(),
+      b.map((f) => f.id).sort(),
+    ]);
+    // the health pass keeps them apart (their centred means point opposite ways, no merge)
+    const h = healthPass(centred, vecMap(fs), DEFAULT_CLUSTER_PARAMS);
+    expect(h.clusters).toHaveLength(2);
+    expect(h.counts.merged).toBe(0);
   });
 
   it('is deterministic', () => {
@@ -274,5 +299,8 @@ describe.skipIf(!existsSync(DAY))('real data: #clojure 2018-02-04, local sentenc
     // readable topics: more than a handful, fewer than one per few messages
     expect(s.clusters).toBeGreaterThan(3);
     expect(s.clusters).toBeLessThan(fs.length / 3);
+    // no blob absorbing the day (raw cosine at 0.6 gives one of 100 here) and few one-fact topics
+    expect(Math.max(...clusters.map((c) => c.member_ids.length))).toBeLessThan(fs.length / 4);
+    expect(s.topicShare).toBeGreaterThanOrEqual(0.9);
   }, 30_000);
 });

@@ -8,6 +8,10 @@
  * unit vectors and its coherence the mean cosine of the members to that centroid. For unit vectors the two are
  * tied: with `s` the sum of the n member vectors, centroid = s / |s| and coherence = |s| / n, so the sum is
  * `centroid * coherence * n` and a cluster can take a new member exactly, without its members' vectors.
+ *
+ * With `center` (the default) every similarity decision is made on vectors minus their channel's mean (see
+ * `ClusterParams.center`); "cosine" in the docs below then means that centred cosine. Stored centroids and
+ * coherence are always the raw ones the types describe.
  */
 import { deterministicId } from '@atlas/core';
 import { kmeans } from 'ml-kmeans';
@@ -29,6 +33,14 @@ export interface ClusterParams {
   foldThreshold: number;
   /** Seed of the k-means initialisation (k-means++), for deterministic splits. */
   seed: number;
+  /**
+   * Compare in channel-centred space: every similarity decision (assign, split, merge, fold) uses
+   * cosine(a - m, b - m), m the mean of the channel's unit fact vectors. Stored centroids and coherence stay raw.
+   * Sentence encoders put all of a channel's vectors in a narrow cone (the local encoder: a whole channel has
+   * coherence ~0.69), where a big cluster's centroid drifts to the cone's axis and absorbs everything; centring
+   * removes the shared direction. Thresholds differ a lot between the two modes (see DEFAULT_CLUSTER_PARAMS).
+   */
+  center: boolean;
 }
 
 /**
@@ -38,34 +50,45 @@ export interface ClusterParams {
  * minCoherence 0.4, minSize 3 held at the spec values. Per assign / fold threshold, for the 5 busiest channels
  * (532, 342, 252, 237, 222 facts) "clusters/singletons, size-weighted coherence, topic share (facts in clusters
  * of >= 3), median size, largest", then all 77 channels "clusters/singletons, weighted and lowest coherence,
- * assigned share, topic share, median size":
+ * assigned share, topic share, median size". Coherence is always the raw one (as stored).
  *
- * | assign / fold | #1 (532)            | #2 (342)            | #3 (252)            | #4 (237)            | #5 (222)            | all 77 channels (3,637)           |
- * |---------------|---------------------|---------------------|---------------------|---------------------|---------------------|-----------------------------------|
- * | 0.5 / 0.4     | 12/0 .74 1.00 36 97 | 12/2 .74 .99 18 88  | 9/1 .74 1.00 7 87   | 13/1 .72 1.00 8 77  | 6/0 .77 1.00 26 95  | 194/49 .74 .64 1.00 .98 med 6     |
- * | 0.55 / 0.45   | 21/7 .75 .99 7 90   | 19/3 .75 .99 7 91   | 12/5 .74 .98 5.5 99 | 22/8 .74 .96 3 100  | 13/8 .78 .96 1 95   | 263/102 .75 .66 1.00 .97 med 3    |
- * | **0.6 / 0.45**| 25/7 .76 .99 7 100  | 23/9 .75 .97 4 100  | 13/6 .75 .98 4 100  | 19/6 .73 .97 5 89   | 10/6 .77 .97 1 100  | 289/118 .76 .66 1.00 .96 med 4    |
- * | 0.6 / 0.5     | 33/14 .77 .97 3 100 | 31/16 .76 .94 1 100 | 20/11 .76 .94 1 100 | 28/14 .74 .93 1.5 90| 17/13 .78 .94 1 99  | 377/196 .77 .68 1.00 .93 med 1    |
- * | 0.65 / 0.5    | 37/17 .77 .96 3 100 | 38/15 .78 .94 4 100 | 23/15 .75 .93 1 98  | 33/19 .74 .89 1 93  | 17/12 .78 .94 1 100 | 421/224 .77 .64 1.00 .92 med 1    |
- * | 0.65 / 0.55   | 52/31 .77 .93 1 100 | 45/23 .78 .93 1 100 | 37/27 .77 .87 1 97  | 46/29 .76 .83 1 91  | 22/17 .79 .91 1 100 | 572/353 .78 .71 1.00 .88 med 1    |
- * | 0.7 / 0.6     | 87/62 .79 .86 1 100 | 69/50 .79 .84 1 99  | 57/47 .79 .79 1 100 | 84/61 .82 .66 1 40  | 35/31 .79 .85 1 100 | 870/625 .80 .72 1.00 .78 med 1    |
+ * Channel-centred (`center: true`, the default; channels under 20 facts are not centred):
  *
- * Chosen: assign 0.6, fold 0.45: 10 to 25 clusters for the busiest channels (a few one-fact ones), 96% of all
- * facts in clusters of >= 3, every cluster above the spec's 0.4 coherence. Lower thresholds give a handful of
- * near-100 blobs; higher ones hundreds of singletons. Caveats measured on the same data: this model's vectors of
- * one channel share a strong common direction (a whole channel has coherence ~0.69, median pairwise cosine 0.48),
- * so the spec's 0.4 coherence rule never fires and online assignment grows one cluster that absorbs most facts
- * (371 of 532 at 0.6) until the daily pass splits it with k-means (the parts of ~55-100 facts in the table).
- * Merges above 0.85 are rare (0-2 per channel).
+ * | assign / fold  | #1 (532)             | #2 (342)           | #3 (252)          | #4 (237)          | #5 (222)          | all 77 channels          |
+ * |----------------|----------------------|--------------------|-------------------|-------------------|-------------------|--------------------------|
+ * | 0.1 / 0.05     | 14/0 .75 1.00 39.5 76| 11/0 .73 1.00 33 58| 9/0 .75 1.00 23 49| 12/0 .71 1.00 17 48| 9/0 .78 1.00 24 38| 279/14 .77 .60 1.00 .99 9|
+ * | 0.15 / 0.1     | 19/0 .76 1.00 27 77  | 19/0 .76 1.00 15 52| 14/0 .76 1.00 16 44| 15/0 .72 1.00 13 36| 14/0 .80 1.00 15 37| 356/22 .78 .60 1.00 .99 7|
+ * | **0.2 / 0.1**  | 30/0 .78 1.00 14.5 44| 26/0 .77 1.00 10 40| 21/0 .78 1.00 9 45| 19/0 .75 1.00 9 33| 23/0 .82 1.00 7 25| 426/25 .80 .62 1.00 .98 6|
+ * | 0.25 / 0.15    | 43/0 .80 1.00 12 43  | 29/2 .78 .99 9 36  | 28/1 .80 1.00 8 35| 27/0 .78 1.00 7 30| 23/1 .83 1.00 8 22| 536/76 .81 .62 1.00 .96 5|
+ * | 0.3 / 0.2      | 60/3 .81 .99 7 36    | 35/4 .79 .98 8 31  | 36/2 .82 .99 6 29 | 32/2 .79 .99 6 30 | 35/2 .85 .98 5 17 | 695/174 .82 .60 1.00 .91 4|
+ *
+ * Raw cosine (`center: false`):
+ *
+ * | assign / fold | #1 (532)            | #2 (342)            | #3 (252)            | #4 (237)            | #5 (222)            | all 77 channels          |
+ * |---------------|---------------------|---------------------|---------------------|---------------------|---------------------|--------------------------|
+ * | 0.5 / 0.4     | 12/0 .74 1.00 36 97 | 12/2 .74 .99 18 88  | 9/1 .74 1.00 7 87   | 13/1 .72 1.00 8 77  | 6/0 .77 1.00 26 95  | 194/49 .74 .64 1.00 .98 6|
+ * | 0.55 / 0.45   | 21/7 .75 .99 7 90   | 19/3 .75 .99 7 91   | 12/5 .74 .98 5.5 99 | 22/8 .74 .96 3 100  | 13/8 .78 .96 1 95   | 263/102 .75 .66 1.00 .97 3|
+ * | 0.6 / 0.45    | 25/7 .76 .99 7 100  | 23/9 .75 .97 4 100  | 13/6 .75 .98 4 100  | 19/6 .73 .97 5 89   | 10/6 .77 .97 1 100  | 289/118 .76 .66 1.00 .96 4|
+ * | 0.6 / 0.5     | 33/14 .77 .97 3 100 | 31/16 .76 .94 1 100 | 20/11 .76 .94 1 100 | 28/14 .74 .93 1.5 90| 17/13 .78 .94 1 99  | 377/196 .77 .68 1.00 .93 1|
+ * | 0.65 / 0.5    | 37/17 .77 .96 3 100 | 38/15 .78 .94 4 100 | 23/15 .75 .93 1 98  | 33/19 .74 .89 1 93  | 17/12 .78 .94 1 100 | 421/224 .77 .64 1.00 .92 1|
+ * | 0.7 / 0.6     | 87/62 .79 .86 1 100 | 69/50 .79 .84 1 99  | 57/47 .79 .79 1 100 | 84/61 .82 .66 1 40  | 35/31 .79 .85 1 100 | 870/625 .80 .72 1.00 .78 1|
+ *
+ * Why centred: this encoder puts a channel's vectors in a narrow cone (a whole channel has coherence ~0.69, median
+ * pairwise cosine 0.48). With raw cosine the spec's 0.4 coherence rule never fires and online assignment grows one
+ * cluster that absorbs most facts (371 of 532 at 0.6) until the daily pass cuts it into k-means parts of ~55-100:
+ * see the largest sizes of ~100 above. Centred, no cluster passes 77 facts, the busiest channels get 19-30 topics
+ * with no one-fact topic, and 98% of all facts sit in clusters of >= 3. Chosen: centred, assign 0.2, fold 0.1.
+ * The 0.4 coherence rule still never fires on this data (lowest cluster: 0.62); it guards other models.
  */
 export const DEFAULT_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
-  assignThreshold: 0.6,
+  assignThreshold: 0.2,
   maxSize: 100,
   mergeThreshold: 0.85,
   minCoherence: 0.4,
   minSize: 3,
-  foldThreshold: 0.45,
+  foldThreshold: 0.1,
   seed: 42,
+  center: true,
 });
 
 /** A fact to cluster: its id, its channel and its embedding. */
@@ -127,6 +150,46 @@ export interface ClusterStats {
 
 // ---- vector helpers (unit vectors as number[]) ----
 
+/**
+ * cosine(a - m, b - m) (plain cosine without m): the similarity behind every decision. 0 when either side is 0.
+ */
+const sim = (a: readonly number[], b: readonly number[], m?: readonly number[]): number => {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]! - (m ? m[i]! : 0);
+    const y = b[i]! - (m ? m[i]! : 0);
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
+};
+
+/** Mean of a cluster's unit member vectors (not unit length): centroid * coherence. */
+const meanOf = (c: TopicCluster): number[] => c.centroid.map((x) => x * c.coherence);
+
+/**
+ * Channels with fewer facts are not centred: the mean of a handful of vectors is mostly the vectors themselves
+ * (two facts on one subject would end up pointing opposite ways).
+ */
+const CENTER_MIN_FACTS = 20;
+
+/** Per channel, the mean of its unit fact vectors (sums of clusters plus loose vectors), when centring. */
+const channelMeans = (
+  sums: readonly { channel_id: string; sum: readonly number[]; n: number }[],
+): Map<string, number[]> => {
+  const acc = new Map<string, { sum: number[]; n: number }>();
+  for (const x of sums) {
+    const a = acc.get(x.channel_id) ?? { sum: new Array<number>(x.sum.length).fill(0), n: 0 };
+    for (let i = 0; i < x.sum.length; i++) a.sum[i] = a.sum[i]! + x.sum[i]!;
+    a.n += x.n;
+    acc.set(x.channel_id, a);
+  }
+  return new Map([...acc].filter(([, a]) => a.n >= CENTER_MIN_FACTS).map(([ch, a]) => [ch, a.sum.map((v) => v / a.n)]));
+};
+
 const dot = (a: readonly number[], b: readonly number[]): number => {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
@@ -169,6 +232,9 @@ const addTo = (acc: Acc, id: string, v: readonly number[]): void => {
   };
 };
 
+/** Mean of the cluster's unit member vectors. */
+const accMean = (acc: Acc): number[] => acc.sum.map((x) => x / acc.cluster.member_ids.length);
+
 /** Coherence a cluster would have after taking `v` (without changing it). */
 const coherenceWith = (acc: Acc, v: readonly number[]): number => {
   let s = 0;
@@ -208,7 +274,8 @@ const freshId = (taken: ReadonlySet<string>, channelId: string, ...parts: string
 
 /**
  * Online assignment (spec trigger 1, after each channel sync): each fact, in the order given, joins the nearest
- * cluster of its channel when cosine(vector, centroid) >= `params.assignThreshold`, else seeds a new cluster
+ * cluster of its channel when cosine(vector, cluster mean) >= `params.assignThreshold` (centred on the mean of the
+ * channel's clustered facts plus this batch when `params.center`), else seeds a new cluster
  * with id `deterministicId('cluster', channel_id, fact id)`. The joined cluster's centroid and coherence are
  * updated exactly (incremental unit-length mean). A fact already a member of a cluster is skipped, so
  * re-assigning a batch is a no-op. Input clusters are not mutated; their order is kept, new ones come last.
@@ -217,7 +284,7 @@ const freshId = (taken: ReadonlySet<string>, channelId: string, ...parts: string
 export function assignFacts(
   clusters: readonly TopicCluster[],
   facts: readonly FactVector[],
-  params: Pick<ClusterParams, 'assignThreshold'> = DEFAULT_CLUSTER_PARAMS,
+  params: Pick<ClusterParams, 'assignThreshold'> & Partial<Pick<ClusterParams, 'center'>> = DEFAULT_CLUSTER_PARAMS,
 ): AssignResult {
   const accs: Acc[] = clusters.map(accOf);
   const members = new Set<string>();
@@ -227,15 +294,26 @@ export function assignFacts(
   const touch = (id: string) => {
     if (!touched.includes(id)) touched.push(id);
   };
+  const fresh: (FactVector & { vector: number[] })[] = [];
   for (const f of facts) {
     if (members.has(f.id)) continue;
     members.add(f.id);
-    const v = unit(f.vector);
+    fresh.push({ id: f.id, channel_id: f.channel_id, vector: unit(f.vector) });
+  }
+  const means = params.center
+    ? channelMeans([
+        ...accs.map((a) => ({ channel_id: a.cluster.channel_id, sum: a.sum, n: a.cluster.member_ids.length })),
+        ...fresh.map((f) => ({ channel_id: f.channel_id, sum: f.vector, n: 1 })),
+      ])
+    : undefined;
+  for (const f of fresh) {
+    const v = f.vector;
+    const m = means?.get(f.channel_id);
     let best: Acc | undefined;
     let bestCos = Number.NEGATIVE_INFINITY;
     for (const a of accs) {
       if (a.cluster.channel_id !== f.channel_id || a.cluster.member_ids.length === 0) continue;
-      const c = dot(v, a.cluster.centroid);
+      const c = m ? sim(v, accMean(a), m) : dot(v, a.cluster.centroid);
       if (c > bestCos) {
         bestCos = c;
         best = a;
@@ -258,8 +336,17 @@ export function assignFacts(
 }
 
 /** Seeded k-means over unit vectors (squared Euclidean on unit vectors ranks like cosine); returns the groups. */
-const kmeansGroups = (ids: readonly string[], vecs: ReadonlyMap<string, number[]>, k: number, seed: number) => {
-  const data = ids.map((m) => vecs.get(m) as number[]);
+const kmeansGroups = (
+  ids: readonly string[],
+  vecs: ReadonlyMap<string, number[]>,
+  k: number,
+  seed: number,
+  mean: readonly number[] | undefined,
+) => {
+  const data = ids.map((id) => {
+    const v = vecs.get(id) as number[];
+    return mean ? unit(v.map((x, i) => x - mean[i]!)) : v;
+  });
   const res = kmeans(data, k, { seed, initialization: 'kmeans++', maxIterations: 100 });
   const groups: string[][] = Array.from({ length: k }, () => []);
   res.clusters.forEach((g, i) => {
@@ -278,6 +365,7 @@ const splitCluster = (
   vecs: ReadonlyMap<string, number[]>,
   params: ClusterParams,
   taken: Set<string>,
+  mean: readonly number[] | undefined,
 ): TopicCluster[] => {
   const out: TopicCluster[] = [];
   const queue: string[][] = [c.member_ids.slice()];
@@ -289,7 +377,7 @@ const splitCluster = (
       out.push(rebuild({ ...c, id, parent_id: c.id }, ids, vecs));
       continue;
     }
-    let groups = kmeansGroups(ids, vecs, Math.ceil(ids.length / params.maxSize), params.seed);
+    let groups = kmeansGroups(ids, vecs, Math.ceil(ids.length / params.maxSize), params.seed, mean);
     // k-means can leave everything in one group (e.g. identical vectors): cut the list into k even parts instead.
     if (groups.length < 2) {
       const k = Math.ceil(ids.length / params.maxSize);
@@ -305,7 +393,8 @@ const splitCluster = (
 /**
  * The daily health pass over clusters (spec trigger 2, "Cluster health rules"), per channel, in this order:
  * 1. members with no vector in `vectors` are dropped, then clusters with 0 members are deleted;
- * 2. clusters with more than `maxSize` members (spec: 100) are split with seeded k-means, k = ceil(size / maxSize),
+ * 2. clusters with more than `maxSize` members (spec: 100) are split with seeded k-means (on centred vectors
+ *    when `center`), k = ceil(size / maxSize),
  *    the parts getting `parent_id` = the split cluster's id (sub-topics);
  * 3. pairs whose centroids have cosine above `mergeThreshold` (spec: 0.85) are merged, most similar pair first, the
  *    bigger cluster keeping its id; a merge that would exceed `maxSize` or drop below `minCoherence` is not done
@@ -342,12 +431,22 @@ export function healthPass(
     cs.push(rebuild(c, keep, vecs));
   }
 
+  const means = params.center
+    ? channelMeans(
+        cs.map((c) => ({
+          channel_id: c.channel_id,
+          sum: meanOf(c).map((x) => x * c.member_ids.length),
+          n: c.member_ids.length,
+        })),
+      )
+    : undefined;
+
   // 2. split oversized clusters
   const afterSplit: TopicCluster[] = [];
   for (const c of cs) {
     if (c.member_ids.length > params.maxSize) {
       counts.split++;
-      afterSplit.push(...splitCluster(c, vecs, params, taken));
+      afterSplit.push(...splitCluster(c, vecs, params, taken, means?.get(c.channel_id)));
     } else afterSplit.push(c);
   }
   cs = afterSplit;
@@ -362,7 +461,7 @@ export function healthPass(
         const y = cs[j]!;
         if (x.channel_id !== y.channel_id) continue;
         if (x.member_ids.length + y.member_ids.length > params.maxSize) continue;
-        const c = dot(x.centroid, y.centroid);
+        const c = sim(meanOf(x), meanOf(y), means?.get(x.channel_id));
         if (c > bestCos) {
           const merged = centroidOf([...x.member_ids, ...y.member_ids].map((m) => vecs.get(m) as number[]));
           if (merged.coherence < params.minCoherence) continue;
@@ -406,11 +505,12 @@ export function healthPass(
     const stay: string[] = [];
     for (const m of t.cluster.member_ids) {
       const v = vecs.get(m) as number[];
+      const mean = means?.get(t.cluster.channel_id);
       let best: Acc | undefined;
       let bestCos = params.foldThreshold;
       for (const a of targets) {
         if (a.cluster.channel_id !== t.cluster.channel_id || a.cluster.member_ids.length >= params.maxSize) continue;
-        const c = dot(v, a.cluster.centroid);
+        const c = mean ? sim(v, accMean(a), mean) : dot(v, a.cluster.centroid);
         if (c >= bestCos && coherenceWith(a, v) >= params.minCoherence) {
           bestCos = c;
           best = a;
