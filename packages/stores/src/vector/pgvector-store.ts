@@ -45,6 +45,20 @@ const fromVectorSend = (b: Uint8Array): Float32Array => {
   return out;
 };
 
+/** pgvector's text form `[0.1,-0.2,…]` → numbers. */
+const parseVectorText = (text: string): number[] => {
+  const body = text.trim().replace(/^\[/, '').replace(/\]$/, '');
+  return body.length === 0 ? [] : body.split(',').map(Number);
+};
+
+/** The vector scaled to length 1 (a zero vector is returned as is). */
+const toUnit = (v: number[]): number[] => {
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n);
+  return n > 0 ? v.map((x) => x / n) : v;
+};
+
 export interface PgVectorStoreOptions {
   /**
    * Keep channels' vectors in memory (ChannelMatrix) for channel-scoped searches, up to this many vectors in all
@@ -148,6 +162,18 @@ export class PgVectorStore implements VectorStore {
     }>`select fact_id, embedding <=> ${literal(q.vector)}::vector as distance
       from ${this.table} where model = ${q.model} and fact_id = any(${[...q.factIds]}::uuid[])`.execute(this.db);
     return new Map(rows.rows.map((r) => [r.fact_id, Math.min(1, Math.max(0, 1 - Number(r.distance)))]));
+  }
+
+  /** Stored vectors of the given facts, unit length, keyed by fact id (absent facts are left out); pgvector text form parsed. */
+  async vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
+    const ids = [...new Set(factIds)];
+    for (let i = 0; i < ids.length; i += CHUNK * 10) {
+      const rows = await sql<{ fact_id: string; embedding: string }>`select fact_id, embedding::text as embedding
+        from ${this.table} where fact_id = any(${ids.slice(i, i + CHUNK * 10)}::uuid[])`.execute(this.db);
+      for (const r of rows.rows) out.set(r.fact_id, toUnit(parseVectorText(r.embedding)));
+    }
+    return out;
   }
 
   /**

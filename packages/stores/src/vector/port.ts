@@ -28,6 +28,11 @@ export interface VectorStore {
   search(q: VectorQuery): Promise<{ factId: string; score: number }[]>;
   /** Cosine similarity of the query to each given fact (facts without a vector are absent). */
   similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>>;
+  /**
+   * The stored vectors of the given facts, as unit vectors (re-normalised on read), keyed by fact id; facts without a
+   * vector are absent. Whatever model made them (the caller compares vectors of one model only).
+   */
+  vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>>;
   count(): Promise<number>;
   /** Optional: loads what makes first searches fast (pgvector's in-memory channel matrices); resolves to how much. */
   warm?(): Promise<number>;

@@ -158,6 +158,27 @@ export class QdrantVectorStore implements VectorStore {
     return out;
   }
 
+  /** Stored vectors of the given facts (point id = fact id), unit length, keyed by fact id; absent facts are left out. */
+  async vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
+    if (factIds.length === 0) return out;
+    await this.ensureCollection();
+    const ids = [...new Set(factIds)];
+    for (let i = 0; i < ids.length; i += 1000) {
+      const chunk = ids.slice(i, i + 1000);
+      const points = await this.call('retrieve', () =>
+        this.client.retrieve(this.collection, { ids: chunk, with_vector: true, with_payload: false }),
+      );
+      for (const p of points) {
+        if (!Array.isArray(p.vector)) continue;
+        const v = p.vector as number[];
+        const n = hypot(v);
+        out.set(String(p.id), n > 0 ? v.map((x) => x / n) : v);
+      }
+    }
+    return out;
+  }
+
   async count(): Promise<number> {
     await this.ensureCollection();
     return (await this.call('count', () => this.client.count(this.collection, { exact: true }))).count;

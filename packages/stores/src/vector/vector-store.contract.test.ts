@@ -103,6 +103,18 @@ for (const [name, factory] of Object.entries(open)) {
       expect(await store.search({ ...q, model: 'another-model' })).toEqual([]);
     });
 
+    it('gives the stored unit vectors of given facts (absent facts left out)', async () => {
+      const vs = await store.vectorsOf([pts[0]!.factId, pts[1]!.factId, deterministicId('vec-test', ch, 'none')]);
+      expect([...vs.keys()].sort()).toEqual([pts[0]!.factId, pts[1]!.factId].sort());
+      for (const p of [pts[0]!, pts[1]!]) {
+        const v = vs.get(p.factId)!;
+        expect(v).toHaveLength(DIM);
+        expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+        v.forEach((x, i) => expect(x).toBeCloseTo(p.vector[i]!, 5));
+      }
+      expect((await store.vectorsOf([])).size).toBe(0);
+    });
+
     it('gives similarities of given facts, and replaces or removes a message’s vectors', async () => {
       const sims = await store.similarities({
         vector: unit([0, 1, 0, 0]),
