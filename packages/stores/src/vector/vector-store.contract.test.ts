@@ -110,7 +110,7 @@ for (const [name, factory] of Object.entries(open)) {
         const v = vs.get(p.factId)!;
         expect(v).toHaveLength(DIM);
         expect(Math.hypot(...v)).toBeCloseTo(1, 5);
-        v.forEach((x, i) => expect(x).toBeCloseTo(p.vector[i]!, 5));
+        for (let i = 0; i < DIM; i++) expect(v[i]).toBeCloseTo(p.vector[i]!, 5);
       }
       expect((await store.vectorsOf([])).size).toBe(0);
     });
