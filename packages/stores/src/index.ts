@@ -18,3 +18,5 @@ export * from './vector/backlog.js';
 export * from './vector/pgvector-store.js';
 export type * from './vector/port.js';
 export * from './vector/qdrant-store.js';
+export * from './wiki/migrations.js';
+export * from './wiki/wiki-store.js';

@@ -1,0 +1,35 @@
+import { type Kysely, sql } from 'kysely';
+import { runMigrations } from '../migrate.js';
+
+/**
+ * Tables of the wiki store (idempotent):
+ * - `wiki_clusters`: topic clusters per channel (id, channel_id, centroid jsonb number[], member_ids text[], coherence,
+ *   parent_id, updated_at);
+ * - `wiki_pages`: the current pages per channel (page_id, channel_id, page jsonb, updated_at) and `wiki_structures`
+ *   (channel_id, structure jsonb);
+ * - `wiki_versions`: every generated version (channel_id, version_number, generated_at, archived_at — null while
+ *   current —, page_count, model, snapshot jsonb {structure, pages, metadata});
+ * - `wiki_state`: per channel is_generating, is_stale, last_generated_at, current_version, last_duration_ms.
+ */
+export const migrateWiki = (db: Kysely<unknown>) =>
+  runMigrations(db, 'wiki', {
+    '0001_wiki': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists wiki_clusters (channel_id text not null, id text not null,
+          centroid jsonb not null, member_ids text[] not null default '{}', coherence double precision not null,
+          parent_id text, updated_at timestamptz not null default now(), primary key (channel_id, id))`.execute(db);
+        await sql`create table if not exists wiki_pages (channel_id text not null, page_id text not null,
+          page jsonb not null, updated_at timestamptz not null default now(), primary key (channel_id, page_id))`.execute(
+          db,
+        );
+        await sql`create table if not exists wiki_structures (channel_id text primary key, structure jsonb not null,
+          updated_at timestamptz not null default now())`.execute(db);
+        await sql`create table if not exists wiki_versions (channel_id text not null, version_number int not null,
+          generated_at timestamptz not null, archived_at timestamptz, page_count int not null, model text not null,
+          snapshot jsonb not null, primary key (channel_id, version_number))`.execute(db);
+        await sql`create table if not exists wiki_state (channel_id text primary key,
+          is_generating boolean not null default false, is_stale boolean not null default false,
+          last_generated_at timestamptz, current_version int, last_duration_ms int)`.execute(db);
+      },
+    },
+  });

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshChannelId } from '../test-fixtures.js';
+import { type TestDatabase, testDatabases } from '../testing.js';
+import { migrateWiki } from './migrations.js';
+import { type StoredWikiCluster, WikiStore } from './wiki-store.js';
+
+interface Page {
+  id: string;
+  title: string;
+  content: string;
+}
+interface Structure {
+  channel_id: string;
+  pages: { id: string }[];
+}
+
+const cluster = (
+  channelId: string,
+  id: string,
+  members: string[],
+  parent: string | null = null,
+): StoredWikiCluster => ({
+  id,
+  channel_id: channelId,
+  centroid: [0.6, 0.8, 0],
+  member_ids: members,
+  coherence: 0.55,
+  parent_id: parent,
+});
+
+for (const { name, open } of testDatabases()) {
+  describe(`${name}: WikiStore`, () => {
+    let h: TestDatabase;
+    let store: WikiStore<Page, Structure>;
+    beforeAll(async () => {
+      h = await open();
+      await migrateWiki(h.db);
+      await migrateWiki(h.db); // idempotent
+      store = new WikiStore<Page, Structure>(h.db);
+    });
+    afterAll(async () => h?.close());
+
+    it('replaces and reads a channel’s clusters', async () => {
+      const ch = freshChannelId();
+      const other = freshChannelId();
+      expect(await store.clusters(ch)).toEqual([]);
+      await store.replaceClusters(ch, [cluster(ch, 'a', ['f1', 'f2']), cluster(ch, 'b', ['f3'], 'a')]);
+      await store.replaceClusters(other, [cluster(other, 'z', ['f9'])]);
+      expect(await store.clusters(ch)).toEqual([cluster(ch, 'a', ['f1', 'f2']), cluster(ch, 'b', ['f3'], 'a')]);
+      await store.replaceClusters(ch, [cluster(ch, 'c', ['f1'])]);
+      expect((await store.clusters(ch)).map((c) => c.id)).toEqual(['c']);
+      expect((await store.clusters(other)).map((c) => c.id)).toEqual(['z']);
+      await store.replaceClusters(ch, []);
+      expect(await store.clusters(ch)).toEqual([]);
+    });
+
+    it('saves pages as versions, archiving the previous one; reads pages, structure, versions, status', async () => {
+      const ch = freshChannelId();
+      expect(await store.status(ch)).toEqual({
+        channel_id: ch,
+        is_generating: false,
+        is_stale: false,
+        last_generated_at: null,
+        current_version: null,
+        last_duration_ms: null,
+      });
+      expect(await store.structure(ch)).toBeNull();
+      const s1: Structure = { channel_id: ch, pages: [{ id: 'overview' }, { id: 'topic-kafka' }] };
+      const p1: Page[] = [
+        { id: 'overview', title: 'Overview', content: 'Hello [1] “quotes” ✓' },
+        { id: 'topic-kafka', title: 'Kafka', content: 'Kafka [1]' },
+      ];
+      await store.setGenerating(ch, true);
+      expect((await store.status(ch)).is_generating).toBe(true);
+      const v1 = await store.savePages(
+        ch,
+        { structure: s1, pages: p1 },
+        { generatedAt: '2026-01-01T00:00:00.000Z', model: 'extractive', durationMs: 120, metadata: { mode: 'full' } },
+      );
+      expect(v1).toMatchObject({ version_number: 1, channel_id: ch, page_count: 2, archived_at: null });
+      await store.setGenerating(ch, false);
+      await store.markStale(ch);
+      expect(await store.status(ch)).toEqual({
+        channel_id: ch,
+        is_generating: false,
+        is_stale: true,
+        last_generated_at: '2026-01-01T00:00:00.000Z',
+        current_version: 1,
+        last_duration_ms: 120,
+      });
+      expect(await store.page(ch, 'overview')).toEqual(p1[0]);
+      expect(await store.page(ch, 'nope')).toBeNull();
+      expect(await store.structure(ch)).toEqual(s1);
+
+      const p2: Page[] = [{ id: 'overview', title: 'Overview', content: 'Hello again [1]' }];
+      const v2 = await store.savePages(
+        ch,
+        { structure: { channel_id: ch, pages: [{ id: 'overview' }] }, pages: p2 },
+        { generatedAt: '2026-01-02T00:00:00.000Z', model: 'extractive', durationMs: 80 },
+      );
+      expect(v2.version_number).toBe(2);
+      expect(await store.page(ch, 'topic-kafka')).toBeNull();
+      expect(await store.pages(ch)).toEqual(p2);
+      const status = await store.status(ch);
+      expect(status).toMatchObject({ is_stale: false, current_version: 2, last_duration_ms: 80 });
+      const versions = await store.versions(ch);
+      expect(versions.map((v) => [v.version_number, v.archived_at, v.page_count])).toEqual([
+        [2, null, 1],
+        [1, '2026-01-02T00:00:00.000Z', 2],
+      ]);
+      expect(await store.versions(ch, 1)).toHaveLength(1);
+      const old = await store.version(ch, 1);
+      expect(old).toMatchObject({ version_number: 1, structure: s1, pages: p1, metadata: { mode: 'full' } });
+      expect(old?.generated_at).toBe('2026-01-01T00:00:00.000Z');
+      expect(await store.version(ch, 3)).toBeNull();
+      expect(await store.versions(freshChannelId())).toEqual([]);
+    });
+
+    it('truncates', async () => {
+      const ch = freshChannelId();
+      await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);
+      await store.savePages(
+        ch,
+        { structure: { channel_id: ch, pages: [] }, pages: [] },
+        { generatedAt: new Date().toISOString(), model: 'm' },
+      );
+      await store.truncate();
+      expect(await store.clusters(ch)).toEqual([]);
+      expect(await store.versions(ch)).toEqual([]);
+      expect((await store.status(ch)).current_version).toBeNull();
+    });
+  });
+}

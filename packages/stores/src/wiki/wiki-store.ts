@@ -1,0 +1,265 @@
+import { type Kysely, sql } from 'kysely';
+
+/** A topic cluster as stored (structurally the wiki's TopicCluster). */
+export interface StoredWikiCluster {
+  id: string;
+  channel_id: string;
+  /** Unit-length mean of the members' unit vectors. */
+  centroid: number[];
+  member_ids: string[];
+  /** Mean cosine of the members to the centroid, in [0, 1]. */
+  coherence: number;
+  parent_id: string | null;
+}
+
+/** Spec "Wiki" version summary. Times ISO 8601 UTC; archived_at is null for the current version. */
+export interface WikiVersionSummary {
+  version_number: number;
+  channel_id: string;
+  generated_at: string;
+  archived_at: string | null;
+  page_count: number;
+  model: string;
+}
+
+/** A version with its snapshot: the structure, the pages and the generation metadata as saved. */
+export interface WikiVersion<P, S> extends WikiVersionSummary {
+  structure: S;
+  pages: P[];
+  metadata: Record<string, unknown>;
+}
+
+/** Per-channel generation state (spec "Wiki generation" flags, plus the last run). Times ISO 8601 UTC. */
+export interface WikiStatus {
+  channel_id: string;
+  is_generating: boolean;
+  is_stale: boolean;
+  last_generated_at: string | null;
+  current_version: number | null;
+  last_duration_ms: number | null;
+}
+
+/** What savePages records with a version. */
+export interface WikiSaveMeta {
+  /** ISO 8601 UTC: the version's generated_at (and the previous version's archived_at). */
+  generatedAt: string;
+  /** Model that wrote the summaries (`extractive` when no LLM was used). */
+  model: string;
+  /** Duration of the generation, in ms. */
+  durationMs?: number;
+  /** Free-form generation metadata kept in the snapshot (mode, counts, stats). */
+  metadata?: Record<string, unknown>;
+}
+
+const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string | Date).toISOString());
+const json = (v: unknown) => sql`${JSON.stringify(v)}::jsonb`;
+const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+const CHUNK = 100;
+
+/**
+ * The wiki's store: topic clusters per channel, the current pages and structure per channel, every generated version
+ * (the previous current one archived when a new one is saved), and per-channel generation state. Page and structure
+ * shapes are the wiki package's (`P`, `S`), stored as jsonb and returned as saved. Needs migrateWiki.
+ */
+export class WikiStore<P extends { id: string } = { id: string } & Record<string, unknown>, S = unknown> {
+  constructor(private readonly db: Kysely<unknown>) {}
+
+  async truncate(): Promise<void> {
+    await sql`truncate table wiki_clusters, wiki_pages, wiki_structures, wiki_versions, wiki_state`.execute(this.db);
+  }
+
+  /** The channel's stored clusters, ordered by id. */
+  async clusters(channelId: string): Promise<StoredWikiCluster[]> {
+    const rows = await sql<{
+      id: string;
+      channel_id: string;
+      centroid: unknown;
+      member_ids: string[];
+      coherence: number;
+      parent_id: string | null;
+    }>`select id, channel_id, centroid, member_ids, coherence, parent_id from wiki_clusters
+      where channel_id = ${channelId} order by id`.execute(this.db);
+    return rows.rows.map((r) => ({
+      id: r.id,
+      channel_id: r.channel_id,
+      centroid: parsed<number[]>(r.centroid),
+      member_ids: r.member_ids,
+      coherence: Number(r.coherence),
+      parent_id: r.parent_id,
+    }));
+  }
+
+  /** Replaces all of the channel's clusters with `clusters` (an empty list removes them). */
+  async replaceClusters(channelId: string, clusters: readonly StoredWikiCluster[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await sql`delete from wiki_clusters where channel_id = ${channelId}`.execute(trx);
+      for (let i = 0; i < clusters.length; i += CHUNK) {
+        const values = clusters
+          .slice(i, i + CHUNK)
+          .map(
+            (c) =>
+              sql`(${channelId}, ${c.id}, ${json(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id})`,
+          );
+        await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id)
+          values ${sql.join(values)}`.execute(trx);
+      }
+    });
+  }
+
+  /**
+   * Saves a generated wiki as the channel's current pages and structure and as a new version (number = last + 1),
+   * archiving the previous current version at `meta.generatedAt`; clears is_stale and records the run in the state.
+   * Returns the new version's summary.
+   */
+  async savePages(
+    channelId: string,
+    wiki: { structure: S; pages: readonly P[] },
+    meta: WikiSaveMeta,
+  ): Promise<WikiVersionSummary> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`insert into wiki_state (channel_id) values (${channelId}) on conflict (channel_id) do nothing`.execute(
+        trx,
+      );
+      // Serialises concurrent saves of one channel.
+      await sql`select channel_id from wiki_state where channel_id = ${channelId} for update`.execute(trx);
+      const last = await sql<{
+        n: number | null;
+      }>`select max(version_number) as n from wiki_versions where channel_id = ${channelId}`.execute(trx);
+      const n = Number(last.rows[0]?.n ?? 0) + 1;
+      await sql`update wiki_versions set archived_at = ${meta.generatedAt}::timestamptz
+        where channel_id = ${channelId} and archived_at is null`.execute(trx);
+      const snapshot = { structure: wiki.structure, pages: wiki.pages, metadata: meta.metadata ?? {} };
+      await sql`insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot)
+        values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
+          ${json(snapshot)})`.execute(trx);
+      await sql`delete from wiki_pages where channel_id = ${channelId}`.execute(trx);
+      for (let i = 0; i < wiki.pages.length; i += CHUNK) {
+        const values = wiki.pages
+          .slice(i, i + CHUNK)
+          .map((p) => sql`(${channelId}, ${p.id}, ${json(p)}, ${meta.generatedAt}::timestamptz)`);
+        await sql`insert into wiki_pages (channel_id, page_id, page, updated_at) values ${sql.join(values)}`.execute(
+          trx,
+        );
+      }
+      await sql`insert into wiki_structures (channel_id, structure, updated_at)
+        values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
+        on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at`.execute(
+        trx,
+      );
+      await sql`update wiki_state set is_stale = false, last_generated_at = ${meta.generatedAt}::timestamptz,
+        current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)}
+        where channel_id = ${channelId}`.execute(trx);
+      return {
+        version_number: n,
+        channel_id: channelId,
+        generated_at: iso(meta.generatedAt)!,
+        archived_at: null,
+        page_count: wiki.pages.length,
+        model: meta.model,
+      };
+    });
+  }
+
+  /** The channel's current page `pageId`, or null. */
+  async page(channelId: string, pageId: string): Promise<P | null> {
+    const r = await sql<{ page: unknown }>`select page from wiki_pages
+      where channel_id = ${channelId} and page_id = ${pageId}`.execute(this.db);
+    return r.rows[0] ? parsed<P>(r.rows[0].page) : null;
+  }
+
+  /** All of the channel's current pages, ordered by page id. */
+  async pages(channelId: string): Promise<P[]> {
+    const r = await sql<{ page: unknown }>`select page from wiki_pages where channel_id = ${channelId}
+      order by page_id`.execute(this.db);
+    return r.rows.map((x) => parsed<P>(x.page));
+  }
+
+  /** The channel's current structure, or null before the first generation. */
+  async structure(channelId: string): Promise<S | null> {
+    const r = await sql<{ structure: unknown }>`select structure from wiki_structures
+      where channel_id = ${channelId}`.execute(this.db);
+    return r.rows[0] ? parsed<S>(r.rows[0].structure) : null;
+  }
+
+  /** The channel's version summaries, newest first, at most `limit` (default 10, spec). */
+  async versions(channelId: string, limit = 10): Promise<WikiVersionSummary[]> {
+    const r = await sql<{
+      version_number: number;
+      channel_id: string;
+      generated_at: unknown;
+      archived_at: unknown;
+      page_count: number;
+      model: string;
+    }>`select version_number, channel_id, generated_at, archived_at, page_count, model from wiki_versions
+      where channel_id = ${channelId} order by version_number desc limit ${limit}`.execute(this.db);
+    return r.rows.map((x) => ({
+      version_number: Number(x.version_number),
+      channel_id: x.channel_id,
+      generated_at: iso(x.generated_at)!,
+      archived_at: iso(x.archived_at),
+      page_count: Number(x.page_count),
+      model: x.model,
+    }));
+  }
+
+  /** Version `n` of the channel with its snapshot, or null. */
+  async version(channelId: string, n: number): Promise<WikiVersion<P, S> | null> {
+    const r = await sql<{
+      version_number: number;
+      channel_id: string;
+      generated_at: unknown;
+      archived_at: unknown;
+      page_count: number;
+      model: string;
+      snapshot: unknown;
+    }>`select version_number, channel_id, generated_at, archived_at, page_count, model, snapshot from wiki_versions
+      where channel_id = ${channelId} and version_number = ${n}`.execute(this.db);
+    const x = r.rows[0];
+    if (!x) return null;
+    const snap = parsed<{ structure: S; pages: P[]; metadata?: Record<string, unknown> }>(x.snapshot);
+    return {
+      version_number: Number(x.version_number),
+      channel_id: x.channel_id,
+      generated_at: iso(x.generated_at)!,
+      archived_at: iso(x.archived_at),
+      page_count: Number(x.page_count),
+      model: x.model,
+      structure: snap.structure,
+      pages: snap.pages,
+      metadata: snap.metadata ?? {},
+    };
+  }
+
+  /** The channel's generation state (all flags false / fields null for a channel never generated nor marked). */
+  async status(channelId: string): Promise<WikiStatus> {
+    const r = await sql<{
+      is_generating: boolean;
+      is_stale: boolean;
+      last_generated_at: unknown;
+      current_version: number | null;
+      last_duration_ms: number | null;
+    }>`select is_generating, is_stale, last_generated_at, current_version, last_duration_ms from wiki_state
+      where channel_id = ${channelId}`.execute(this.db);
+    const x = r.rows[0];
+    return {
+      channel_id: channelId,
+      is_generating: x?.is_generating ?? false,
+      is_stale: x?.is_stale ?? false,
+      last_generated_at: iso(x?.last_generated_at),
+      current_version: x?.current_version == null ? null : Number(x.current_version),
+      last_duration_ms: x?.last_duration_ms == null ? null : Number(x.last_duration_ms),
+    };
+  }
+
+  /** Marks the channel's wiki stale (spec: a sync completing marks the wiki dirty); cleared by savePages. */
+  async markStale(channelId: string): Promise<void> {
+    await sql`insert into wiki_state (channel_id, is_stale) values (${channelId}, true)
+      on conflict (channel_id) do update set is_stale = true`.execute(this.db);
+  }
+
+  /** Sets the channel's is_generating flag. */
+  async setGenerating(channelId: string, generating: boolean): Promise<void> {
+    await sql`insert into wiki_state (channel_id, is_generating) values (${channelId}, ${generating})
+      on conflict (channel_id) do update set is_generating = excluded.is_generating`.execute(this.db);
+  }
+}
