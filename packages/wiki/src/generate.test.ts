@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { loadConfig } from '@atlas/core';
+import { planImport } from '@atlas/platforms';
+import { migrateWiki, WikiStore } from '@atlas/stores';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
+import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
+import { FACT_DEPENDENT_FIXED_PAGES, generateChannelWiki, type WikiGenerateDeps } from './generate.js';
+import { FIXED_PAGES, GRAPH_UNAVAILABLE_NOTICE, type WikiPage, type WikiStructure } from './render.js';
+
+const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
+/** Messages of #help held back from the first import, to arrive before the incremental run. */
+const HELD_BACK = 12;
+
+describe('generateChannelWiki on real data (slack-olake, local embeddings)', () => {
+  let rt: Runtime;
+  let wiki: WikiStore<WikiPage, WikiStructure>;
+  let deps: WikiGenerateDeps;
+  let plan: Awaited<ReturnType<typeof planImport>>;
+  let help: string;
+  const now = new Date('2026-01-01T00:00:00Z');
+
+  beforeAll(async () => {
+    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'local' }));
+    if (!rt.embeddings) throw new Error(`no embeddings: ${rt.embeddingsUnavailable}`);
+    plan = await planImport(OLAKE);
+    help = plan.channels.find((c) => c.name === 'help')!.channelId;
+    const last = plan.messages
+      .filter((m) => m.channelId === help)
+      .sort((a, b) => a.timestamp.localeCompare(b.timestamp))
+      .slice(-HELD_BACK);
+    const held = new Set(last.map((m) => m.messageId));
+    await appendPlan(rt, { ...plan, messages: plan.messages.filter((m) => !held.has(m.messageId)) });
+    await drainProjectors(rt, 0, false);
+    await migrateWiki(rt.database.db);
+    wiki = new WikiStore<WikiPage, WikiStructure>(rt.database.db);
+    deps = { documents: rt.documents, vectors: rt.embeddings.vectors, graph: rt.graph, wiki };
+  }, 120_000);
+  afterAll(async () => {
+    await rt?.close();
+  });
+
+  let first: WikiPage[] = [];
+
+  it('full: the 7 fixed pages and one page per cluster, every citation verified, saved as version 1', async () => {
+    const r = await generateChannelWiki(deps, help, { mode: 'full', now });
+    expect(r.mode).toBe('full');
+    expect(r.version).toBe(1);
+    expect(r.factsWithVectors).toBeGreaterThan(100);
+    expect(r.stats.assignedShare).toBeGreaterThanOrEqual(0.95);
+    const structure = (await wiki.structure(help))!;
+    expect(structure.pages.map((n) => n.id)).toEqual(FIXED_PAGES.map((p) => p.id));
+    first = await wiki.pages(help);
+    const topics = first.filter((p) => p.page_type !== 'fixed');
+    expect(first.filter((p) => p.page_type === 'fixed')).toHaveLength(7);
+    expect(topics).toHaveLength(r.clusters.length);
+    expect(topics.length).toBeGreaterThan(3);
+    expect(r.pagesRebuilt).toBe(first.length);
+    expect(r.citations.total).toBeGreaterThan(50);
+    expect(r.citations.verified).toBe(r.citations.total);
+    expect(await wiki.status(help)).toMatchObject({ current_version: 1, is_generating: false, is_stale: false });
+    expect(await wiki.clusters(help)).toHaveLength(r.clusters.length);
+  });
+
+  it('incremental after new messages: rebuilds only touched pages, keeps an untouched topic page byte-identical', async () => {
+    await appendPlan(rt, plan);
+    await drainProjectors(rt, 0, false);
+    await wiki.markStale(help);
+    const before = new Map(first.map((p) => [p.id, JSON.stringify(p)]));
+    const r = await generateChannelWiki(deps, help, { mode: 'incremental', now: new Date(now.getTime() + 3_600_000) });
+    expect(r.mode).toBe('incremental');
+    expect(r.version).toBe(2);
+    expect(r.touchedClusters.length).toBeGreaterThan(0);
+    expect(r.touchedClusters.length).toBeLessThan(r.clusters.length);
+    const pages = await wiki.pages(help);
+    const rebuilt = new Set(r.rebuiltPageIds);
+    expect(rebuilt.size).toBeLessThan(pages.length);
+    for (const id of FACT_DEPENDENT_FIXED_PAGES) expect(rebuilt.has(id)).toBe(true);
+    expect(rebuilt.has('people')).toBe(false);
+    expect(rebuilt.has('decisions')).toBe(false);
+    // Every page not rebuilt is byte-identical to its stored predecessor; at least one is a topic page.
+    const kept = pages.filter((p) => !rebuilt.has(p.id));
+    for (const p of kept) expect(JSON.stringify(p)).toBe(before.get(p.id));
+    expect(kept.some((p) => p.page_type !== 'fixed')).toBe(true);
+    // Rebuilt topic pages: at most one per touched cluster, plus pages renumbered by a grown cluster.
+    const rebuiltTopics = pages.filter((p) => rebuilt.has(p.id) && p.page_type !== 'fixed');
+    expect(rebuiltTopics.length).toBeLessThan(pages.filter((p) => p.page_type !== 'fixed').length);
+    expect(r.citations.verified).toBe(r.citations.total);
+    expect((await wiki.versions(help)).map((v) => [v.version_number, v.archived_at === null])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    expect((await wiki.status(help)).is_stale).toBe(false);
+  });
+
+  it('a graph store that throws gives the degraded People and Decisions pages', async () => {
+    const down = {
+      listEntities: async () => {
+        throw new Error('graph store unavailable');
+      },
+    };
+    const r = await generateChannelWiki({ ...deps, graph: down }, help, { mode: 'incremental', now });
+    expect(r.graphAvailable).toBe(false);
+    expect(r.rebuiltPageIds).toEqual(expect.arrayContaining(['people', 'decisions']));
+    for (const id of ['people', 'decisions'])
+      expect((await wiki.page(help, id))!.content).toContain(GRAPH_UNAVAILABLE_NOTICE);
+    expect(r.citations.verified).toBe(r.citations.total);
+    // Back up: the next run rebuilds them from the graph.
+    const back = await generateChannelWiki(deps, help, { mode: 'incremental', now });
+    expect(back.rebuiltPageIds).toEqual(expect.arrayContaining(['people', 'decisions']));
+    expect((await wiki.page(help, 'people'))!.content).not.toContain(GRAPH_UNAVAILABLE_NOTICE);
+  });
+});

@@ -1,0 +1,448 @@
+/**
+ * Generates a channel's wiki from the stores (spec "Wiki generation (behaviour)"): reads the channel's facts, their
+ * vectors, its messages and, when the graph store answers, its people and decisions; clusters the facts; renders the
+ * pages (renderChannelWiki); saves the clusters and the pages as a new version. The store dependencies are typed
+ * structurally so this package does not depend on the services (the runtime's document, vector, graph and wiki
+ * stores fit).
+ *
+ * - `full` (daily rebuild, admin rebuild): clusters from scratch (assignFacts over every fact with a vector, in time
+ *   order, then healthPass: split > 100, merge > 0.85, re-cluster < 0.4, delete empty, fold tiny) and renders every page.
+ * - `incremental` (after a sync): only facts in no stored cluster are assigned (assignFacts), so only the clusters
+ *   they join or seed are touched (plus clusters that lost members because facts went away); re-renders the pages of
+ *   touched clusters and the fixed pages that read every fact (overview, faq, glossary, activity, topics), and keeps
+ *   every other page as stored, byte-identical (see keepable for the one exception).
+ */
+import {
+  assignFacts,
+  type ClusterStats,
+  clusterStats,
+  DEFAULT_CLUSTER_PARAMS,
+  type FactVector,
+  healthPass,
+} from './clusters.js';
+import {
+  checkWikiCitations,
+  GRAPH_UNAVAILABLE_NOTICE,
+  renderChannelWiki,
+  type WikiDecision,
+  type WikiPage,
+  type WikiPerson,
+  type WikiStructure,
+} from './render.js';
+import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
+
+/** The document store as the generator reads it (structurally the DocumentStore port). */
+export interface WikiDocumentSource {
+  getChannel(channelId: string): Promise<{ id: string; name: string; platform: string } | null>;
+  listMemories(q: {
+    channelId: string;
+    page: number;
+    limit: number;
+  }): Promise<{ rows: { id: string }[]; total: number }>;
+  getMemories(ids: readonly string[]): Promise<
+    Map<
+      string,
+      {
+        id: string;
+        channel_id: string;
+        memory_text: string;
+        quality_score: number;
+        importance: string;
+        fact_type: string;
+        topic_tags: string[];
+        entity_tags: string[];
+        author_name: string;
+        message_ts: string;
+        source_message_id: string;
+        permalink: string;
+        superseded_by: string | null;
+      }
+    >
+  >;
+  listMessages(
+    channelId: string,
+    q: { limit: number; before?: string | undefined },
+  ): Promise<{
+    messages: {
+      id: string;
+      text: string;
+      author: { id: string; name: string };
+      timestamp: string;
+      attachments: { name: string; media_type: string | null }[];
+    }[];
+    has_more: boolean;
+    next_cursor: string | null;
+  }>;
+}
+
+/** The graph store as the generator reads it (structurally GraphStore.listEntities). */
+export interface WikiGraphSource {
+  listEntities(q: { channelId: string; type: 'Person' | 'Decision'; limit: number }): Promise<
+    {
+      name: string;
+      properties: Record<string, string>;
+      source_fact_ids: string[];
+      mention_count: number;
+      message_ts: string;
+    }[]
+  >;
+}
+
+/** The wiki store as the generator uses it (structurally WikiStore<WikiPage, WikiStructure>). */
+export interface WikiSink {
+  clusters(channelId: string): Promise<TopicCluster[]>;
+  replaceClusters(channelId: string, clusters: readonly TopicCluster[]): Promise<void>;
+  pages(channelId: string): Promise<WikiPage[]>;
+  savePages(
+    channelId: string,
+    wiki: { structure: WikiStructure; pages: readonly WikiPage[] },
+    meta: { generatedAt: string; model: string; durationMs?: number; metadata?: Record<string, unknown> },
+  ): Promise<{ version_number: number }>;
+  setGenerating(channelId: string, generating: boolean): Promise<void>;
+}
+
+/** What generateChannelWiki reads and writes. `vectors.vectorsOf` returns unit vectors by fact id. */
+export interface WikiGenerateDeps {
+  documents: WikiDocumentSource;
+  vectors: { vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> };
+  graph: WikiGraphSource;
+  wiki: WikiSink;
+}
+
+export interface WikiGenerateOptions {
+  mode: 'full' | 'incremental';
+  /** The generation time (key-fact recency, generated_at, version time). Default: now. */
+  now?: Date;
+}
+
+/** What one generation did. */
+export interface WikiGenerateResult {
+  /** `incremental` falls back to `full` when the channel has no stored clusters or pages. */
+  mode: 'full' | 'incremental';
+  version: number;
+  /** Pages rendered by this run, and pages kept as stored (incremental only). */
+  pagesRebuilt: number;
+  pagesKept: number;
+  rebuiltPageIds: string[];
+  /** All pages of the new version. */
+  pages: number;
+  /** Facts of the channel (all, superseded included) and those with a vector (the clustered ones). */
+  facts: number;
+  factsWithVectors: number;
+  clusters: TopicCluster[];
+  /** Ids of the clusters created or changed by this run (all of them in full mode). */
+  touchedClusters: string[];
+  stats: ClusterStats;
+  /** checkWikiCitations over every page of the new version (kept pages included). */
+  citations: { total: number; verified: number };
+  /** false when the graph store threw (People and Decisions say so: spec "Degraded behaviour"). */
+  graphAvailable: boolean;
+  durationMs: number;
+}
+
+/** Fixed pages re-rendered by every incremental run: the ones that read every fact of the channel. */
+export const FACT_DEPENDENT_FIXED_PAGES: readonly string[] = ['overview', 'faq', 'glossary', 'activity', 'topics'];
+
+const PAGE_SIZE = 1000;
+const GRAPH_LIMIT = 10_000;
+
+/**
+ * Generates the wiki of one channel and saves it as a new version (WikiStore.savePages; the previous version is
+ * archived) with its clusters (replaceClusters). `mode: 'full'` clusters from scratch and renders every page;
+ * `mode: 'incremental'` assigns only the facts in no stored cluster and re-renders only the pages of touched clusters
+ * plus overview, faq, glossary, activity and topics, keeping the other stored pages byte-identical. The graph store
+ * throwing gives degraded People / Decisions pages (never a failed run). is_generating is set for the run's duration.
+ * Returns counts, the clusters, clusterStats (assigned share against the facts with vectors) and the citation check.
+ */
+export async function generateChannelWiki(
+  deps: WikiGenerateDeps,
+  channelId: string,
+  opts: WikiGenerateOptions,
+): Promise<WikiGenerateResult> {
+  const started = performance.now();
+  const now = opts.now ?? new Date();
+  await deps.wiki.setGenerating(channelId, true);
+  try {
+    const channel = (await deps.documents.getChannel(channelId)) ?? { id: channelId, name: channelId, platform: '' };
+    const facts = await readFacts(deps.documents, channelId);
+    const { messages, userNames } = await readMessages(deps.documents, channelId, channel.name, facts);
+    const vectors = await deps.vectors.vectorsOf(facts.map((f) => f.id));
+    const { people, decisions } = await readGraph(deps.graph, channelId);
+
+    // Facts to cluster: those with a vector, oldest first (the order a live channel would have seen them).
+    const ordered = facts
+      .filter((f) => vectors.has(f.id))
+      .sort((a, b) => a.message_ts.localeCompare(b.message_ts) || a.id.localeCompare(b.id));
+    const fvs: FactVector[] = ordered.map((f) => ({ id: f.id, channel_id: channelId, vector: vectors.get(f.id)! }));
+
+    const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
+    const storedPages = opts.mode === 'incremental' ? await deps.wiki.pages(channelId) : [];
+    const mode = opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 ? 'incremental' : 'full';
+
+    let clusters: TopicCluster[];
+    let touched: Set<string>;
+    if (mode === 'full') {
+      const assigned = assignFacts([], fvs, DEFAULT_CLUSTER_PARAMS);
+      clusters = healthPass(assigned.clusters, vectors, DEFAULT_CLUSTER_PARAMS).clusters;
+      touched = new Set(clusters.map((c) => c.id));
+    } else {
+      // Members whose fact is gone (or lost its vector) leave their cluster: that cluster is touched too.
+      touched = new Set<string>();
+      const kept: TopicCluster[] = [];
+      for (const c of stored) {
+        const live = c.member_ids.filter((id) => vectors.has(id));
+        if (live.length === c.member_ids.length) kept.push(c);
+        else {
+          touched.add(c.id);
+          if (live.length > 0) kept.push(recomputed({ ...c, member_ids: live }, vectors));
+        }
+      }
+      const assigned = assignFacts(kept, fvs, DEFAULT_CLUSTER_PARAMS);
+      clusters = assigned.clusters;
+      for (const id of assigned.touched) touched.add(id);
+    }
+
+    const byId = new Map(facts.map((f) => [f.id, f]));
+    const entries = clusters.map((cluster) => ({
+      cluster,
+      facts: cluster.member_ids.map((id) => byId.get(id)).filter((f): f is WikiFact => f !== undefined),
+    }));
+    const rendered = renderChannelWiki({
+      channel: { id: channel.id, name: channel.name, platform: channel.platform },
+      clusters: entries,
+      facts,
+      messages,
+      people,
+      decisions,
+      now,
+      user_names: userNames,
+    });
+
+    let pages = rendered.pages;
+    let rebuilt = pages.map((p) => p.id);
+    if (mode === 'incremental') {
+      const pageCluster = topicPageClusters(entries, rendered.pages);
+      const storedById = new Map(storedPages.map((p) => [p.id, p]));
+      const graphDown = people === null || decisions === null;
+      rebuilt = [];
+      pages = rendered.pages.map((p) => {
+        const old = storedById.get(p.id);
+        const keep =
+          old !== undefined &&
+          keepable(old, p) &&
+          (p.page_type === 'fixed'
+            ? !FACT_DEPENDENT_FIXED_PAGES.includes(p.id) && old.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
+            : pageCluster !== null && !touched.has(pageCluster.get(p.id) ?? ''));
+        if (keep) return old;
+        rebuilt.push(p.id);
+        return p;
+      });
+    }
+
+    const citations = checkWikiCitations(pages, messages, { userNames });
+    const stats = clusterStats(clusters, fvs.length);
+    const durationMs = Math.round(performance.now() - started);
+    await deps.wiki.replaceClusters(channelId, clusters);
+    const version = await deps.wiki.savePages(
+      channelId,
+      { structure: rendered.structure, pages },
+      {
+        generatedAt: now.toISOString(),
+        model: 'extractive',
+        durationMs,
+        metadata: {
+          mode,
+          facts: facts.length,
+          facts_with_vectors: fvs.length,
+          clusters: clusters.length,
+          pages_rebuilt: rebuilt.length,
+          pages_kept: pages.length - rebuilt.length,
+          citations,
+          graph_available: people !== null && decisions !== null,
+          stats,
+        },
+      },
+    );
+    return {
+      mode,
+      version: version.version_number,
+      pagesRebuilt: rebuilt.length,
+      pagesKept: pages.length - rebuilt.length,
+      rebuiltPageIds: rebuilt,
+      pages: pages.length,
+      facts: facts.length,
+      factsWithVectors: fvs.length,
+      clusters,
+      touchedClusters: [...touched],
+      stats,
+      citations,
+      graphAvailable: people !== null && decisions !== null,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    await deps.wiki.setGenerating(channelId, false);
+  }
+}
+
+/**
+ * A stored page may stand in for its re-render only when its place in the wiki is unchanged: same id, slug, title,
+ * section number, parent and children nodes (a new cluster that outgrows an old one renumbers the topics after it;
+ * such a page is re-rendered so that it agrees with the structure).
+ */
+function keepable(old: WikiPage, fresh: WikiPage): boolean {
+  return (
+    old.slug === fresh.slug &&
+    old.title === fresh.title &&
+    old.section_number === fresh.section_number &&
+    old.parent_id === fresh.parent_id &&
+    JSON.stringify(old.children) === JSON.stringify(fresh.children)
+  );
+}
+
+/**
+ * Page id → cluster id of the rendered topic pages. renderChannelWiki emits topic pages depth-first from the roots,
+ * siblings ordered by size descending, then sorted member ids, then cluster id; this walks the clusters the same way
+ * and pairs them with the pages in order. null when the counts disagree (then no topic page is kept).
+ */
+function topicPageClusters(
+  entries: readonly { cluster: TopicCluster; facts: WikiFact[] }[],
+  pages: readonly WikiPage[],
+): Map<string, string> | null {
+  type Entry = (typeof entries)[number];
+  const byId = new Map(entries.map((e) => [e.cluster.id, e]));
+  const memberKey = (e: Entry) => [...e.cluster.member_ids].sort().join(',');
+  const order = (a: Entry, b: Entry) =>
+    b.facts.length - a.facts.length ||
+    memberKey(a).localeCompare(memberKey(b)) ||
+    a.cluster.id.localeCompare(b.cluster.id);
+  const childrenOf = new Map<string, Entry[]>();
+  const roots: Entry[] = [];
+  for (const e of entries) {
+    const p = e.cluster.parent_id;
+    if (p && p !== e.cluster.id && byId.has(p)) childrenOf.set(p, [...(childrenOf.get(p) ?? []), e]);
+    else roots.push(e);
+  }
+  const walk: string[] = [];
+  const visit = (list: Entry[], depth: number) => {
+    for (const e of [...list].sort(order)) {
+      walk.push(e.cluster.id);
+      if (depth < 8) visit(childrenOf.get(e.cluster.id) ?? [], depth + 1);
+    }
+  };
+  visit(roots, 0);
+  const topicPages = pages.filter((p) => p.page_type !== 'fixed');
+  if (topicPages.length !== walk.length) return null;
+  return new Map(topicPages.map((p, i) => [p.id, walk[i]!]));
+}
+
+/** The cluster with centroid and coherence recomputed from its members' vectors. */
+function recomputed(c: TopicCluster, vectors: ReadonlyMap<string, readonly number[]>): TopicCluster {
+  const dim = vectors.get(c.member_ids[0]!)?.length ?? 0;
+  const sum = new Array<number>(dim).fill(0);
+  for (const id of c.member_ids) {
+    const v = vectors.get(id)!;
+    for (let i = 0; i < dim; i++) sum[i]! += v[i]!;
+  }
+  const n = Math.hypot(...sum) || 1;
+  const centroid = sum.map((x) => x / n);
+  let cos = 0;
+  for (const id of c.member_ids) {
+    const v = vectors.get(id)!;
+    let d = 0;
+    for (let i = 0; i < dim; i++) d += v[i]! * centroid[i]!;
+    cos += d;
+  }
+  return { ...c, centroid, coherence: Math.max(0, Math.min(1, cos / c.member_ids.length)) };
+}
+
+/** Every fact of the channel (all pages of listMemories, then their detail for superseded_by). */
+async function readFacts(documents: WikiDocumentSource, channelId: string): Promise<WikiFact[]> {
+  const ids: string[] = [];
+  for (let page = 1; ; page++) {
+    const { rows, total } = await documents.listMemories({ channelId, page, limit: PAGE_SIZE });
+    ids.push(...rows.map((r) => r.id));
+    if (rows.length < PAGE_SIZE || ids.length >= total) break;
+  }
+  const out: WikiFact[] = [];
+  for (let i = 0; i < ids.length; i += PAGE_SIZE) {
+    const detail = await documents.getMemories(ids.slice(i, i + PAGE_SIZE));
+    for (const m of detail.values())
+      out.push({
+        id: m.id,
+        channel_id: m.channel_id,
+        memory_text: m.memory_text,
+        quality_score: m.quality_score,
+        importance: m.importance as WikiFact['importance'],
+        fact_type: m.fact_type as WikiFact['fact_type'],
+        topic_tags: m.topic_tags,
+        entity_tags: m.entity_tags,
+        author_name: m.author_name,
+        message_ts: m.message_ts,
+        source_message_id: m.source_message_id,
+        permalink: m.permalink,
+        superseded_by: m.superseded_by,
+      });
+  }
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/**
+ * The channel's messages as citation sources, by platform id (every page of listMessages, newest first). A message
+ * view has no permalink: it is taken from the facts of that message (messages without facts are never cited).
+ */
+async function readMessages(
+  documents: WikiDocumentSource,
+  channelId: string,
+  channelName: string,
+  facts: readonly WikiFact[],
+): Promise<{ messages: Map<string, SourceMessage>; userNames: Map<string, string> }> {
+  const permalinks = new Map(facts.map((f) => [f.source_message_id, f.permalink]));
+  const messages = new Map<string, SourceMessage>();
+  const userNames = new Map<string, string>();
+  let before: string | undefined;
+  for (;;) {
+    const page = await documents.listMessages(channelId, { limit: PAGE_SIZE, before });
+    for (const m of page.messages) {
+      userNames.set(m.author.id, m.author.name);
+      messages.set(m.id, {
+        id: m.id,
+        channel_id: channelId,
+        channel_name: channelName,
+        author: m.author.name,
+        timestamp: m.timestamp,
+        text: m.text,
+        permalink: permalinks.get(m.id) ?? '',
+        attachments: m.attachments.map((a) => ({ name: a.name, media_type: a.media_type ?? null })),
+      });
+    }
+    if (!page.has_more || !page.next_cursor) break;
+    before = page.next_cursor;
+  }
+  return { messages, userNames };
+}
+
+/** People (with their mention counts) and decisions from the graph store; both null when it throws. */
+async function readGraph(
+  graph: WikiGraphSource,
+  channelId: string,
+): Promise<{ people: WikiPerson[] | null; decisions: WikiDecision[] | null }> {
+  try {
+    const [persons, decided] = await Promise.all([
+      graph.listEntities({ channelId, type: 'Person', limit: GRAPH_LIMIT }),
+      graph.listEntities({ channelId, type: 'Decision', limit: GRAPH_LIMIT }),
+    ]);
+    return {
+      people: persons.map((p) => ({ name: p.name, fact_count: p.mention_count })),
+      decisions: decided.map((d) => ({
+        name: d.name,
+        decided_by: d.properties.decided_by ?? '',
+        status: d.properties.superseded_by ? 'superseded' : (d.properties.status ?? 'unknown'),
+        date: d.properties.date ?? d.message_ts.slice(0, 10),
+        context: d.properties.context ?? '',
+        ...(d.source_fact_ids[0] ? { fact_id: d.source_fact_ids[0] } : {}),
+      })),
+    };
+  } catch {
+    return { people: null, decisions: null };
+  }
+}
