@@ -137,6 +137,15 @@ export interface WikiGenerateResult {
   citations: { total: number; verified: number };
   /** false when the graph store threw (People and Decisions say so: spec "Degraded behaviour"). */
   graphAvailable: boolean;
+  /**
+   * Why pages were rebuilt: `touched` (a touched cluster's page, a fact-dependent fixed page, a new page, or graph
+   * availability changed), `moved` (untouched, but renumbered or renamed: see keepable), `stale` (untouched, but a
+   * cited message was edited so its stored citations no longer verify).
+   */
+  rebuiltBecause: { touched: number; moved: number; stale: number };
+  /** Wall time per phase, ms: read the stores, cluster, render + check citations, save. */
+  phasesMs: { read: number; cluster: number; render: number; save: number };
+  /** Wall time of the whole run, ms. */
   durationMs: number;
 }
 
@@ -168,6 +177,7 @@ export async function generateChannelWiki(
     const { messages, userNames } = await readMessages(deps.documents, channelId, channel.name, facts);
     const vectors = await deps.vectors.vectorsOf(facts.map((f) => f.id));
     const { people, decisions } = await readGraph(deps.graph, channelId);
+    const tRead = performance.now();
 
     // Facts to cluster: those with a vector, oldest first (the order a live channel would have seen them).
     const ordered = facts
@@ -202,6 +212,7 @@ export async function generateChannelWiki(
       for (const id of assigned.touched) touched.add(id);
     }
 
+    const tCluster = performance.now();
     const byId = new Map(facts.map((f) => [f.id, f]));
     const entries = clusters.map((cluster) => ({
       cluster,
@@ -220,20 +231,28 @@ export async function generateChannelWiki(
 
     let pages = rendered.pages;
     let rebuilt = pages.map((p) => p.id);
+    const reasons = { touched: pages.length, moved: 0, stale: 0 };
     if (mode === 'incremental') {
       const pageCluster = topicPageClusters(entries, rendered.pages);
       const storedById = new Map(storedPages.map((p) => [p.id, p]));
       const graphDown = people === null || decisions === null;
       rebuilt = [];
+      reasons.touched = 0;
       pages = rendered.pages.map((p) => {
         const old = storedById.get(p.id);
-        const keep =
-          old !== undefined &&
-          keepable(old, p) &&
-          (p.page_type === 'fixed'
-            ? !FACT_DEPENDENT_FIXED_PAGES.includes(p.id) && old.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
-            : pageCluster !== null && !touched.has(pageCluster.get(p.id) ?? ''));
-        if (keep) return old;
+        const untouched =
+          p.page_type === 'fixed'
+            ? !FACT_DEPENDENT_FIXED_PAGES.includes(p.id) &&
+              old?.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
+            : pageCluster !== null && !touched.has(pageCluster.get(p.id) ?? '');
+        if (!old || !untouched) reasons.touched++;
+        else if (!keepable(old, p)) reasons.moved++;
+        else {
+          // A source message edited since: the stored excerpts no longer verify, so the page is re-rendered.
+          const check = checkWikiCitations([old], messages, { userNames });
+          if (check.verified === check.total) return old;
+          reasons.stale++;
+        }
         rebuilt.push(p.id);
         return p;
       });
@@ -241,6 +260,7 @@ export async function generateChannelWiki(
 
     const citations = checkWikiCitations(pages, messages, { userNames });
     const stats = clusterStats(clusters, fvs.length);
+    const tRender = performance.now();
     const durationMs = Math.round(performance.now() - started);
     await deps.wiki.replaceClusters(channelId, clusters);
     const version = await deps.wiki.savePages(
@@ -277,6 +297,13 @@ export async function generateChannelWiki(
       stats,
       citations,
       graphAvailable: people !== null && decisions !== null,
+      rebuiltBecause: reasons,
+      phasesMs: {
+        read: Math.round(tRead - started),
+        cluster: Math.round(tCluster - tRead),
+        render: Math.round(tRender - tCluster),
+        save: Math.round(performance.now() - tRender),
+      },
       durationMs: Math.round(performance.now() - started),
     };
   } finally {
