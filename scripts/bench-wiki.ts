@@ -1,0 +1,191 @@
+/**
+ * `npm run bench:wiki`: wiki generation on real data. Imports the slack-clojurians-2018-02 export (by path) into a fresh
+ * in-memory runtime with the default (local) embeddings EXCEPT its last day, generates the full wiki of every channel
+ * (time, RSS and heap delta per channel), then imports the last day and runs the incremental generation of every
+ * channel. Prints one row per channel for the 5 busiest (by facts) and a total row over all channels:
+ * facts (after the last day, +new), clusters, mean coherence, share of facts assigned, pages, full ms, incremental ms,
+ * their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version, kept pages included),
+ * and the full run's RSS / heap delta in MB.
+ */
+import path from 'node:path';
+import { loadConfig } from '@atlas/core';
+import { planImport } from '@atlas/platforms';
+import { migrateWiki, WikiStore } from '@atlas/stores';
+import { generateChannelWiki, type WikiGenerateResult } from '../packages/wiki/src/generate.js';
+import type { WikiPage, WikiStructure } from '../packages/wiki/src/render.js';
+import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
+import { openRuntime } from '../services/cli/src/runtime.js';
+
+const SRC = path.resolve(import.meta.dirname, '../../shared/data/slack-clojurians-2018-02/export');
+const MB = 1024 * 1024;
+
+const t0 = performance.now();
+const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
+if (!rt.embeddings) throw new Error(`no embeddings: ${rt.embeddingsUnavailable}`);
+const plan = await planImport(SRC);
+const lastDay = plan.messages
+  .map((m) => m.timestamp.slice(0, 10))
+  .sort()
+  .at(-1)!;
+const early = plan.messages.filter((m) => m.timestamp.slice(0, 10) < lastDay);
+await appendPlan(rt, { ...plan, messages: early });
+await drainProjectors(rt, 0, false);
+await migrateWiki(rt.database.db);
+const wiki = new WikiStore<WikiPage, WikiStructure>(rt.database.db);
+const deps = { documents: rt.documents, vectors: rt.embeddings.vectors, graph: rt.graph, wiki };
+console.log(
+  `imported ${early.length} of ${plan.messages.length} messages (all but ${lastDay}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
+
+interface Row {
+  name: string;
+  full: WikiGenerateResult;
+  incr?: WikiGenerateResult;
+  rssMb: number;
+  heapMb: number;
+}
+const rows = new Map<string, Row>();
+const channels = await rt.documents.listChannels();
+const fullStart = performance.now();
+for (const c of channels) {
+  const m0 = process.memoryUsage();
+  const full = await generateChannelWiki(deps, c.id, { mode: 'full', now: new Date(`${lastDay}T00:00:00Z`) });
+  const m1 = process.memoryUsage();
+  rows.set(c.id, { name: c.name, full, rssMb: (m1.rss - m0.rss) / MB, heapMb: (m1.heapUsed - m0.heapUsed) / MB });
+}
+const fullWall = performance.now() - fullStart;
+
+const t1 = performance.now();
+await appendPlan(rt, plan);
+await drainProjectors(rt, 0, false);
+console.log(
+  `imported the last day (${plan.messages.length - early.length} messages) in ${((performance.now() - t1) / 1000).toFixed(1)} s`,
+);
+const incrStart = performance.now();
+for (const c of await rt.documents.listChannels()) {
+  const incr = await generateChannelWiki(deps, c.id, { mode: 'incremental', now: new Date(`${lastDay}T23:59:59Z`) });
+  const row = rows.get(c.id);
+  if (row) row.incr = incr;
+}
+const incrWall = performance.now() - incrStart;
+
+const all = [...rows.values()].filter((r): r is Row & { incr: WikiGenerateResult } => r.incr !== undefined);
+const busiest = [...all].sort((a, b) => b.incr.facts - a.incr.facts).slice(0, 5);
+const fmt = (r: {
+  name: string;
+  facts: number;
+  newFacts: number;
+  clusters: number;
+  coherence: number;
+  assigned: number;
+  pages: number;
+  fullMs: number;
+  incrMs: number;
+  rebuilt: number;
+  because: { touched: number; moved: number; stale: number };
+  verified: number;
+  total: number;
+  rssMb: number;
+  heapMb: number;
+}) => [
+  r.name,
+  `${r.facts} (+${r.newFacts})`,
+  String(r.clusters),
+  r.coherence.toFixed(3),
+  r.assigned.toFixed(3),
+  String(r.pages),
+  String(Math.round(r.fullMs)),
+  String(Math.round(r.incrMs)),
+  r.incrMs > 0 ? (r.fullMs / r.incrMs).toFixed(1) : '-',
+  `${r.rebuilt}/${r.pages} (${r.because.touched}+${r.because.moved}+${r.because.stale})`,
+  `${r.verified}/${r.total}`,
+  r.rssMb.toFixed(1),
+  r.heapMb.toFixed(1),
+];
+const lines = busiest.map((r) =>
+  fmt({
+    name: `#${r.name}`,
+    facts: r.incr.facts,
+    newFacts: r.incr.facts - r.full.facts,
+    clusters: r.incr.clusters.length,
+    coherence: r.incr.stats.meanCoherence,
+    assigned: r.incr.stats.assignedShare,
+    pages: r.incr.pages,
+    fullMs: r.full.durationMs,
+    incrMs: r.incr.durationMs,
+    rebuilt: r.incr.pagesRebuilt,
+    because: r.incr.rebuiltBecause,
+    verified: r.incr.citations.verified,
+    total: r.incr.citations.total,
+    rssMb: r.rssMb,
+    heapMb: r.heapMb,
+  }),
+);
+const sum = (f: (r: (typeof all)[number]) => number) => all.reduce((s, r) => s + f(r), 0);
+const nClusters = sum((r) => r.incr.clusters.length);
+lines.push(
+  fmt({
+    name: `total (${all.length} channels)`,
+    facts: sum((r) => r.incr.facts),
+    newFacts: sum((r) => r.incr.facts - r.full.facts),
+    clusters: nClusters,
+    coherence: nClusters ? sum((r) => r.incr.stats.meanCoherence * r.incr.clusters.length) / nClusters : 0,
+    assigned:
+      sum((r) => r.incr.stats.assignedShare * r.incr.factsWithVectors) /
+      Math.max(
+        1,
+        sum((r) => r.incr.factsWithVectors),
+      ),
+    pages: sum((r) => r.incr.pages),
+    fullMs: sum((r) => r.full.durationMs),
+    incrMs: sum((r) => r.incr.durationMs),
+    rebuilt: sum((r) => r.incr.pagesRebuilt),
+    because: {
+      touched: sum((r) => r.incr.rebuiltBecause.touched),
+      moved: sum((r) => r.incr.rebuiltBecause.moved),
+      stale: sum((r) => r.incr.rebuiltBecause.stale),
+    },
+    verified: sum((r) => r.incr.citations.verified),
+    total: sum((r) => r.incr.citations.total),
+    rssMb: sum((r) => r.rssMb),
+    heapMb: sum((r) => r.heapMb),
+  }),
+);
+const head = [
+  'channel',
+  'facts (+new)',
+  'clusters',
+  'mean coh.',
+  'assigned',
+  'pages',
+  'full ms',
+  'incr ms',
+  'full/incr',
+  'rebuilt incr (touched+moved+stale)',
+  'citations ok',
+  'full ΔRSS MB',
+  'full Δheap MB',
+];
+const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+const row = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+console.log(`\n${row(head)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+for (const l of lines) console.log(row(l));
+console.log(
+  `\nwall: full ${(fullWall / 1000).toFixed(1)} s, incremental ${(incrWall / 1000).toFixed(1)} s; ` +
+    `channels with new facts: ${all.filter((r) => r.incr.facts > r.full.facts).length}; ` +
+    `final RSS ${(process.memoryUsage().rss / MB).toFixed(0)} MB`,
+);
+const phases = (k: 'full' | 'incr') =>
+  (['read', 'cluster', 'render', 'save'] as const)
+    .map((p) => `${p} ${Math.round(sum((r) => r[k].phasesMs[p]))}`)
+    .join(', ');
+console.log(`phases ms (all channels): full: ${phases('full')}; incremental: ${phases('incr')}`);
+console.log(
+  `citations of the full versions: ${sum((r) => r.full.citations.verified)}/${sum((r) => r.full.citations.total)}`,
+);
+for (const r of all)
+  if (r.incr.citations.verified < r.incr.citations.total || r.full.citations.verified < r.full.citations.total)
+    console.log(
+      `  #${r.name}: full ${r.full.citations.verified}/${r.full.citations.total}, incremental ${r.incr.citations.verified}/${r.incr.citations.total}`,
+    );
+await rt.close();
