@@ -9,8 +9,9 @@
  *   order, then healthPass: split > 100, merge > 0.85, re-cluster < 0.4, delete empty, fold tiny) and renders every page.
  * - `incremental` (after a sync): only facts in no stored cluster are assigned (assignFacts), so only the clusters
  *   they join or seed are touched (plus clusters that lost members because facts went away); re-renders the pages of
- *   touched clusters and the fixed pages that read every fact (overview, faq, glossary, activity, topics), and keeps
- *   every other page as stored, byte-identical (see keepable for the one exception).
+ *   touched clusters and, when facts came or went, the fixed pages that read every fact (overview, faq, glossary,
+ *   activity, topics), and keeps every other page as stored, byte-identical — except a page whose place in the wiki
+ *   changed (renumbered or renamed: see keepable) or whose stored citations no longer verify (a cited message edited).
  */
 import {
   assignFacts,
@@ -236,13 +237,17 @@ export async function generateChannelWiki(
       const pageCluster = topicPageClusters(entries, rendered.pages);
       const storedById = new Map(storedPages.map((p) => [p.id, p]));
       const graphDown = people === null || decisions === null;
+      // The fixed pages that read every fact change only when facts came or went: new facts (with or without a
+      // vector) or a touched cluster.
+      const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
+      const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
       rebuilt = [];
       reasons.touched = 0;
       pages = rendered.pages.map((p) => {
         const old = storedById.get(p.id);
         const untouched =
           p.page_type === 'fixed'
-            ? !FACT_DEPENDENT_FIXED_PAGES.includes(p.id) &&
+            ? (!factsChanged || !FACT_DEPENDENT_FIXED_PAGES.includes(p.id)) &&
               old?.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
             : pageCluster !== null && !touched.has(pageCluster.get(p.id) ?? '');
         if (!old || !untouched) reasons.touched++;
