@@ -127,7 +127,7 @@ export interface WikiGenerateResult {
   rebuiltPageIds: string[];
   /** All pages of the new version. */
   pages: number;
-  /** Facts of the channel (all, superseded included) and those with a vector (the clustered ones). */
+  /** Facts of the channel (all, superseded included) and those with a vector (full) / in a cluster (incremental). */
   facts: number;
   factsWithVectors: number;
   clusters: TopicCluster[];
@@ -176,8 +176,16 @@ export async function generateChannelWiki(
     const channel = (await deps.documents.getChannel(channelId)) ?? { id: channelId, name: channelId, platform: '' };
     const facts = await readFacts(deps.documents, channelId);
     const { messages, userNames } = await readMessages(deps.documents, channelId, channel.name, facts);
-    const vectors = await deps.vectors.vectorsOf(facts.map((f) => f.id));
     const { people, decisions } = await readGraph(deps.graph, channelId);
+    const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
+    const storedPages = opts.mode === 'incremental' ? await deps.wiki.pages(channelId) : [];
+    const mode = opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 ? 'incremental' : 'full';
+    // Incremental: vectors of the facts in no stored cluster only (assignFacts needs no member vectors).
+    const factIds = new Set(facts.map((f) => f.id));
+    const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
+    const vectors = await deps.vectors.vectorsOf(
+      facts.filter((f) => mode === 'full' || !storedMembers.has(f.id)).map((f) => f.id),
+    );
     const tRead = performance.now();
 
     // Facts to cluster: those with a vector, oldest first (the order a live channel would have seen them).
@@ -186,10 +194,6 @@ export async function generateChannelWiki(
       .sort((a, b) => a.message_ts.localeCompare(b.message_ts) || a.id.localeCompare(b.id));
     const fvs: FactVector[] = ordered.map((f) => ({ id: f.id, channel_id: channelId, vector: vectors.get(f.id)! }));
 
-    const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
-    const storedPages = opts.mode === 'incremental' ? await deps.wiki.pages(channelId) : [];
-    const mode = opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 ? 'incremental' : 'full';
-
     let clusters: TopicCluster[];
     let touched: Set<string>;
     if (mode === 'full') {
@@ -197,21 +201,30 @@ export async function generateChannelWiki(
       clusters = healthPass(assigned.clusters, vectors, DEFAULT_CLUSTER_PARAMS).clusters;
       touched = new Set(clusters.map((c) => c.id));
     } else {
-      // Members whose fact is gone (or lost its vector) leave their cluster: that cluster is touched too.
+      // Members whose fact is gone leave their cluster: that cluster is touched, its centroid recomputed.
       touched = new Set<string>();
       const kept: TopicCluster[] = [];
+      const shrunk: TopicCluster[] = [];
       for (const c of stored) {
-        const live = c.member_ids.filter((id) => vectors.has(id));
+        const live = c.member_ids.filter((id) => factIds.has(id));
         if (live.length === c.member_ids.length) kept.push(c);
         else {
           touched.add(c.id);
-          if (live.length > 0) kept.push(recomputed({ ...c, member_ids: live }, vectors));
+          if (live.length > 0) shrunk.push({ ...c, member_ids: live });
+        }
+      }
+      if (shrunk.length > 0) {
+        const memberVectors = await deps.vectors.vectorsOf(shrunk.flatMap((c) => c.member_ids));
+        for (const c of shrunk) {
+          const live = c.member_ids.filter((id) => memberVectors.has(id));
+          if (live.length > 0) kept.push(recomputed({ ...c, member_ids: live }, memberVectors));
         }
       }
       const assigned = assignFacts(kept, fvs, DEFAULT_CLUSTER_PARAMS);
       clusters = assigned.clusters;
       for (const id of assigned.touched) touched.add(id);
     }
+    const clustered = new Set(clusters.flatMap((c) => c.member_ids)).size;
 
     const tCluster = performance.now();
     const byId = new Map(facts.map((f) => [f.id, f]));
@@ -239,7 +252,6 @@ export async function generateChannelWiki(
       const graphDown = people === null || decisions === null;
       // The fixed pages that read every fact change only when facts came or went: new facts (with or without a
       // vector) or a touched cluster.
-      const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
       const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
       rebuilt = [];
       reasons.touched = 0;
@@ -264,7 +276,7 @@ export async function generateChannelWiki(
     }
 
     const citations = checkWikiCitations(pages, messages, { userNames });
-    const stats = clusterStats(clusters, fvs.length);
+    const stats = clusterStats(clusters, mode === 'full' ? fvs.length : clustered);
     const tRender = performance.now();
     const durationMs = Math.round(performance.now() - started);
     await deps.wiki.replaceClusters(channelId, clusters);
@@ -278,7 +290,7 @@ export async function generateChannelWiki(
         metadata: {
           mode,
           facts: facts.length,
-          facts_with_vectors: fvs.length,
+          facts_with_vectors: mode === 'full' ? fvs.length : clustered,
           clusters: clusters.length,
           pages_rebuilt: rebuilt.length,
           pages_kept: pages.length - rebuilt.length,
@@ -296,7 +308,7 @@ export async function generateChannelWiki(
       rebuiltPageIds: rebuilt,
       pages: pages.length,
       facts: facts.length,
-      factsWithVectors: fvs.length,
+      factsWithVectors: mode === 'full' ? fvs.length : clustered,
       clusters,
       touchedClusters: [...touched],
       stats,
