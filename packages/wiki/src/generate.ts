@@ -339,7 +339,18 @@ function keepable(old: WikiPage, fresh: WikiPage): boolean {
     old.title === fresh.title &&
     old.section_number === fresh.section_number &&
     old.parent_id === fresh.parent_id &&
-    JSON.stringify(old.children) === JSON.stringify(fresh.children)
+    canonical(old.children) === canonical(fresh.children)
+  );
+}
+
+/** JSON with object keys sorted: a stored page comes back from jsonb with its keys reordered. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
   );
 }
 
