@@ -150,7 +150,7 @@ export interface WikiGenerateResult {
   durationMs: number;
 }
 
-/** Fixed pages re-rendered by every incremental run: the ones that read every fact of the channel. */
+/** Fixed pages an incremental run re-renders when facts came or went: the ones that read every fact of the channel. */
 export const FACT_DEPENDENT_FIXED_PAGES: readonly string[] = ['overview', 'faq', 'glossary', 'activity', 'topics'];
 
 const PAGE_SIZE = 1000;
@@ -160,7 +160,9 @@ const GRAPH_LIMIT = 10_000;
  * Generates the wiki of one channel and saves it as a new version (WikiStore.savePages; the previous version is
  * archived) with its clusters (replaceClusters). `mode: 'full'` clusters from scratch and renders every page;
  * `mode: 'incremental'` assigns only the facts in no stored cluster and re-renders only the pages of touched clusters
- * plus overview, faq, glossary, activity and topics, keeping the other stored pages byte-identical. The graph store
+ * plus, when facts came or went, overview, faq, glossary, activity and topics, keeping the other stored pages
+ * byte-identical (unless renumbered / renamed, or a cited message was edited; People and Decisions are re-rendered
+ * only when the graph's availability changed, so new people and decisions wait for the next full run). The graph store
  * throwing gives degraded People / Decisions pages (never a failed run). is_generating is set for the run's duration.
  * Returns counts, the clusters, clusterStats (assigned share against the facts with vectors) and the citation check.
  */
