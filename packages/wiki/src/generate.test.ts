@@ -113,4 +113,51 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
     expect(back.rebuiltBecause).toMatchObject({ touched: 2, stale: 0 });
     expect((await wiki.page(help, 'people'))!.content).not.toContain(GRAPH_UNAVAILABLE_NOTICE);
   });
+
+  it('incremental with no new or changed facts: skipped, no read of facts, no render, no save, version unchanged', async () => {
+    const status = await wiki.status(help);
+    const pages = await wiki.pages(help);
+    const calls = { savePages: 0, replaceClusters: 0, listMemories: 0, listMessages: 0 };
+    const spied: WikiGenerateDeps = {
+      ...deps,
+      documents: {
+        getChannel: (id) => deps.documents.getChannel(id),
+        getMemories: (ids) => deps.documents.getMemories(ids),
+        listMemories: (q) => {
+          calls.listMemories++;
+          return deps.documents.listMemories(q);
+        },
+        listMessages: (id, q) => {
+          calls.listMessages++;
+          return deps.documents.listMessages(id, q);
+        },
+      },
+      wiki: {
+        clusters: (id) => wiki.clusters(id),
+        pages: (id) => wiki.pages(id),
+        setGenerating: (id, g) => wiki.setGenerating(id, g),
+        freshness: (id) => wiki.freshness(id),
+        replaceClusters: (id, c) => {
+          calls.replaceClusters++;
+          return wiki.replaceClusters(id, c);
+        },
+        savePages: (id, w, m) => {
+          calls.savePages++;
+          return wiki.savePages(id, w, m);
+        },
+      },
+    };
+    const r = await generateChannelWiki(spied, help, { mode: 'incremental', now: new Date(now.getTime() + 7_200_000) });
+    expect(r.skipped).toBe(true);
+    expect(r.version).toBe(status.current_version);
+    expect(r.pagesRebuilt).toBe(0);
+    expect(r.pages).toBe(pages.length);
+    expect(r.citations.verified).toBe(r.citations.total);
+    expect(calls).toEqual({ savePages: 0, replaceClusters: 0, listMemories: 0, listMessages: 0 });
+    expect(await wiki.status(help)).toEqual(status);
+    expect(await wiki.pages(help)).toEqual(pages);
+    // The version snapshot is assembled from page revisions: the current version returns the current pages.
+    const v = (await wiki.version(help, status.current_version!))!;
+    expect(new Map(v.pages.map((p) => [p.id, p]))).toEqual(new Map(pages.map((p) => [p.id, p])));
+  });
 });

@@ -97,9 +97,25 @@ export interface WikiSink {
   savePages(
     channelId: string,
     wiki: { structure: WikiStructure; pages: readonly WikiPage[] },
-    meta: { generatedAt: string; model: string; durationMs?: number; metadata?: Record<string, unknown> },
+    meta: {
+      generatedAt: string;
+      model: string;
+      durationMs?: number;
+      metadata?: Record<string, unknown>;
+      sourceFingerprint?: string;
+    },
   ): Promise<{ version_number: number }>;
   setGenerating(channelId: string, generating: boolean): Promise<void>;
+  /**
+   * Optional (WikiStore.freshness): the fingerprint of the channel's facts and messages now and the one the current
+   * version was generated from, with the current version's summary and metadata. When present, an incremental run
+   * whose fingerprints are equal does nothing (no read of facts, no render, no save, no new version).
+   */
+  freshness?(channelId: string): Promise<{
+    fingerprint: string;
+    saved: string | null;
+    current: { version_number: number; page_count: number; metadata: Record<string, unknown> } | null;
+  }>;
 }
 
 /** What generateChannelWiki reads and writes. `vectors.vectorsOf` returns unit vectors by fact id. */
@@ -120,6 +136,11 @@ export interface WikiGenerateOptions {
 export interface WikiGenerateResult {
   /** `incremental` falls back to `full` when the channel has no stored clusters or pages. */
   mode: 'full' | 'incremental';
+  /**
+   * true when an incremental run found the channel's facts and messages unchanged since the current version
+   * (WikiSink.freshness) and did nothing: `version` is the current one, counts and citations are its recorded ones.
+   */
+  skipped?: boolean;
   version: number;
   /** Pages rendered by this run, and pages kept as stored (incremental only). */
   pagesRebuilt: number;
@@ -164,6 +185,8 @@ const GRAPH_LIMIT = 10_000;
  * byte-identical (unless renumbered / renamed, or a cited message was edited; People and Decisions are re-rendered
  * only when the graph's availability changed, so new people and decisions wait for the next full run). The graph store
  * throwing gives degraded People / Decisions pages (never a failed run). is_generating is set for the run's duration.
+ * When the sink has `freshness` and the channel's facts and messages are unchanged since the current version, an
+ * incremental run returns at once (`skipped`: no read, render or save, the version unchanged).
  * Returns counts, the clusters, clusterStats (assigned share against the facts with vectors) and the citation check.
  */
 export async function generateChannelWiki(
@@ -173,6 +196,20 @@ export async function generateChannelWiki(
 ): Promise<WikiGenerateResult> {
   const started = performance.now();
   const now = opts.now ?? new Date();
+  const fresh = await freshness(deps.wiki, channelId);
+  if (
+    opts.mode === 'incremental' &&
+    fresh?.current &&
+    fresh.saved !== null &&
+    fresh.saved === fresh.fingerprint &&
+    (await graphAnswers(deps.graph, channelId)) === (fresh.current.metadata.graph_available ?? true)
+  ) {
+    const unchanged = await unchangedResult(deps.wiki, channelId, fresh.current);
+    if (unchanged) {
+      const ms = Math.round(performance.now() - started);
+      return { ...unchanged, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
+    }
+  }
   await deps.wiki.setGenerating(channelId, true);
   try {
     const channel = (await deps.documents.getChannel(channelId)) ?? { id: channelId, name: channelId, platform: '' };
@@ -289,6 +326,7 @@ export async function generateChannelWiki(
         generatedAt: now.toISOString(),
         model: 'extractive',
         durationMs,
+        ...(fresh ? { sourceFingerprint: fresh.fingerprint } : {}),
         metadata: {
           mode,
           facts: facts.length,
@@ -328,6 +366,65 @@ export async function generateChannelWiki(
   } finally {
     await deps.wiki.setGenerating(channelId, false);
   }
+}
+
+/** WikiSink.freshness when the sink has it and it answers (a sink over another database may not): else null. */
+async function freshness(wiki: WikiSink, channelId: string) {
+  if (!wiki.freshness) return null;
+  try {
+    return await wiki.freshness(channelId);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the graph store answers now (one one-row query): a change of availability is something to do. */
+async function graphAnswers(graph: WikiGraphSource, channelId: string): Promise<boolean> {
+  try {
+    await graph.listEntities({ channelId, type: 'Person', limit: 1 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The result of an incremental run that has nothing to do: the current version as recorded (its metadata holds the
+ * counts, stats and citation check of the run that generated it) and the stored clusters. null when the metadata
+ * lacks them (a version saved by something else): then the run goes on.
+ */
+async function unchangedResult(
+  wiki: WikiSink,
+  channelId: string,
+  current: { version_number: number; page_count: number; metadata: Record<string, unknown> },
+): Promise<Omit<WikiGenerateResult, 'durationMs'> | null> {
+  const m = current.metadata as {
+    facts?: number;
+    facts_with_vectors?: number;
+    citations?: { total: number; verified: number };
+    graph_available?: boolean;
+    stats?: ClusterStats;
+  };
+  if (m.facts === undefined || !m.citations || !m.stats || m.facts_with_vectors === undefined) return null;
+  const clusters = await wiki.clusters(channelId);
+  return {
+    mode: 'incremental',
+    skipped: true,
+    version: current.version_number,
+    pagesRebuilt: 0,
+    pagesKept: current.page_count,
+    rebuiltPageIds: [],
+    pages: current.page_count,
+    facts: m.facts,
+    factsWithVectors: m.facts_with_vectors,
+    clusters,
+    touchedClusters: [],
+    stats: m.stats,
+    citations: m.citations,
+    graphAvailable: m.graph_available ?? true,
+    rebuiltBecause: { touched: 0, moved: 0, stale: 0 },
+    phasesMs: { read: 0, cluster: 0, render: 0, save: 0 },
+  };
 }
 
 /**

@@ -10,6 +10,11 @@ import { runMigrations } from '../migrate.js';
  * - `wiki_versions`: every generated version (channel_id, version_number, generated_at, archived_at — null while
  *   current —, page_count, model, snapshot jsonb {structure, pages, metadata});
  * - `wiki_state`: per channel is_generating, is_stale, last_generated_at, current_version, last_duration_ms.
+ *
+ * 0002 (cheap versions): `wiki_page_revisions` (channel_id, page_id, hash, page jsonb) keeps every distinct page
+ * content once; `wiki_pages.hash` is the current page's revision hash; a version's snapshot then holds `page_refs`
+ * ([page id, hash] in order) instead of the pages (older snapshots keep their `pages`); `wiki_state.source_fingerprint`
+ * is the fingerprint of the channel's facts and messages the current version was generated from.
  */
 export const migrateWiki = (db: Kysely<unknown>) =>
   runMigrations(db, 'wiki', {
@@ -30,6 +35,14 @@ export const migrateWiki = (db: Kysely<unknown>) =>
         await sql`create table if not exists wiki_state (channel_id text primary key,
           is_generating boolean not null default false, is_stale boolean not null default false,
           last_generated_at timestamptz, current_version int, last_duration_ms int)`.execute(db);
+      },
+    },
+    '0002_wiki_revisions': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists wiki_page_revisions (channel_id text not null, page_id text not null,
+          hash text not null, page jsonb not null, primary key (channel_id, page_id, hash))`.execute(db);
+        await sql`alter table wiki_pages add column if not exists hash text`.execute(db);
+        await sql`alter table wiki_state add column if not exists source_fingerprint text`.execute(db);
       },
     },
   });

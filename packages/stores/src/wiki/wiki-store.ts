@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 
 /** A topic cluster as stored (structurally the wiki's TopicCluster). */
@@ -49,12 +50,36 @@ export interface WikiSaveMeta {
   durationMs?: number;
   /** Free-form generation metadata kept in the snapshot (mode, counts, stats). */
   metadata?: Record<string, unknown>;
+  /** sourceFingerprint() as read before the generation: recorded in the state, compared by the next run. */
+  sourceFingerprint?: string;
+}
+
+/** What an incremental run needs to decide it has nothing to do (WikiStore.freshness). */
+export interface WikiFreshness {
+  /** The fingerprint of the channel's facts and messages now (sourceFingerprint). */
+  fingerprint: string;
+  /** The fingerprint the current version was generated from (null: none recorded). */
+  saved: string | null;
+  /** The current version's summary and metadata (null before the first generation). */
+  current: (WikiVersionSummary & { metadata: Record<string, unknown> }) | null;
 }
 
 const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string | Date).toISOString());
 const json = (v: unknown) => sql`${JSON.stringify(v)}::jsonb`;
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 const CHUNK = 100;
+
+/** JSON with object keys sorted (jsonb reorders keys, so a page read back hashes as the page saved). */
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
+  );
+/** Content hash of a page (sha1 of its canonical JSON). */
+const pageHash = (p: unknown): string => createHash('sha1').update(canonical(p)).digest('hex');
 
 /**
  * The wiki's store: topic clusters per channel, the current pages and structure per channel, every generated version
@@ -65,7 +90,9 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   constructor(private readonly db: Kysely<unknown>) {}
 
   async truncate(): Promise<void> {
-    await sql`truncate table wiki_clusters, wiki_pages, wiki_structures, wiki_versions, wiki_state`.execute(this.db);
+    await sql`truncate table wiki_clusters, wiki_pages, wiki_page_revisions, wiki_structures, wiki_versions, wiki_state`.execute(
+      this.db,
+    );
   }
 
   /** The channel's stored clusters, ordered by id. */
@@ -128,26 +155,45 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       const n = Number(last.rows[0]?.n ?? 0) + 1;
       await sql`update wiki_versions set archived_at = ${meta.generatedAt}::timestamptz
         where channel_id = ${channelId} and archived_at is null`.execute(trx);
-      const snapshot = { structure: wiki.structure, pages: wiki.pages, metadata: meta.metadata ?? {} };
+      // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
+      // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
+      const hashes = wiki.pages.map((p) => pageHash(p));
+      const currentRows = await sql<{ page_id: string; hash: string | null }>`select page_id, hash from wiki_pages
+        where channel_id = ${channelId}`.execute(trx);
+      const current = new Map(currentRows.rows.map((r) => [r.page_id, r.hash]));
+      const ids = new Set(wiki.pages.map((p) => p.id));
+      const gone = [...current.keys()].filter((id) => !ids.has(id));
+      if (gone.length > 0)
+        await sql`delete from wiki_pages where channel_id = ${channelId} and page_id = any(${gone}::text[])`.execute(
+          trx,
+        );
+      const changed = wiki.pages.map((p, i) => ({ p, h: hashes[i]! })).filter(({ p, h }) => current.get(p.id) !== h);
+      for (let i = 0; i < changed.length; i += CHUNK) {
+        const chunk = changed.slice(i, i + CHUNK);
+        await sql`insert into wiki_pages (channel_id, page_id, page, updated_at, hash) values ${sql.join(
+          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${json(p)}, ${meta.generatedAt}::timestamptz, ${h})`),
+        )} on conflict (channel_id, page_id) do update set page = excluded.page, updated_at = excluded.updated_at,
+          hash = excluded.hash`.execute(trx);
+        await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
+          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${h}, ${json(p)})`),
+        )} on conflict (channel_id, page_id, hash) do nothing`.execute(trx);
+      }
+      const snapshot = {
+        structure: wiki.structure,
+        page_refs: wiki.pages.map((p, i) => [p.id, hashes[i]!]),
+        metadata: meta.metadata ?? {},
+      };
       await sql`insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot)
         values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
           ${json(snapshot)})`.execute(trx);
-      await sql`delete from wiki_pages where channel_id = ${channelId}`.execute(trx);
-      for (let i = 0; i < wiki.pages.length; i += CHUNK) {
-        const values = wiki.pages
-          .slice(i, i + CHUNK)
-          .map((p) => sql`(${channelId}, ${p.id}, ${json(p)}, ${meta.generatedAt}::timestamptz)`);
-        await sql`insert into wiki_pages (channel_id, page_id, page, updated_at) values ${sql.join(values)}`.execute(
-          trx,
-        );
-      }
       await sql`insert into wiki_structures (channel_id, structure, updated_at)
         values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
         on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at`.execute(
         trx,
       );
       await sql`update wiki_state set is_stale = false, last_generated_at = ${meta.generatedAt}::timestamptz,
-        current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)}
+        current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
+        source_fingerprint = ${meta.sourceFingerprint ?? null}
         where channel_id = ${channelId}`.execute(trx);
       return {
         version_number: n,
@@ -216,7 +262,25 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       where channel_id = ${channelId} and version_number = ${n}`.execute(this.db);
     const x = r.rows[0];
     if (!x) return null;
-    const snap = parsed<{ structure: S; pages: P[]; metadata?: Record<string, unknown> }>(x.snapshot);
+    const snap = parsed<{
+      structure: S;
+      pages?: P[];
+      page_refs?: [string, string][];
+      metadata?: Record<string, unknown>;
+    }>(x.snapshot);
+    let pages = snap.pages ?? [];
+    if (snap.page_refs) {
+      // Assembled from the page revisions the snapshot references.
+      const refs = snap.page_refs;
+      const revs = await sql<{ page_id: string; hash: string; page: unknown }>`select page_id, hash, page
+        from wiki_page_revisions where channel_id = ${channelId}
+        and hash = any(${refs.map((r) => r[1])}::text[])`.execute(this.db);
+      const byKey = new Map(revs.rows.map((r) => [`${r.page_id}\u0000${r.hash}`, r.page]));
+      pages = refs.flatMap(([id, h]) => {
+        const page = byKey.get(`${id}\u0000${h}`);
+        return page === undefined ? [] : [parsed<P>(page)];
+      });
+    }
     return {
       version_number: Number(x.version_number),
       channel_id: x.channel_id,
@@ -225,8 +289,66 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       page_count: Number(x.page_count),
       model: x.model,
       structure: snap.structure,
-      pages: snap.pages,
+      pages,
       metadata: snap.metadata ?? {},
+    };
+  }
+
+  /**
+   * Fingerprint of what the channel's wiki is generated from, computed in SQL without reading rows out: the channel's
+   * facts (id, text, score, tags, importance, type, supersession) and messages (id, content hash, edit, deletion).
+   * Equal fingerprints mean an incremental run would change nothing. Reads the document store's tables (same
+   * database).
+   */
+  async sourceFingerprint(channelId: string): Promise<string> {
+    const r = await sql<{ f: string | null; m: string | null; s: string | null }>`select
+      (select count(*)::text || ':' || coalesce(md5(string_agg(id::text || '|' || md5(memory_text) || '|' ||
+        quality_score::text || '|' || importance || '|' || fact_type || '|' || array_to_string(topic_tags, ',') || '|' ||
+        array_to_string(entity_tags, ',') || '|' || coalesce(superseded_by::text, ''), ',' order by id)), '')
+        from memories where channel_id = ${channelId}) as f,
+      (select count(*)::text || ':' || coalesce(md5(string_agg(id || '|' || content_hash || '|' ||
+        coalesce(edited_at::text, '') || '|' || coalesce(deleted_at::text, ''), ',' order by id)), '')
+        from messages where channel_id = ${channelId}) as m,
+      (select count(*)::text || ':' || coalesce(md5(string_agg(s.fact_id::text || '>' || s.superseded_by::text || '|' ||
+        s.certain::text, ',' order by s.fact_id, s.superseded_by)), '')
+        from fact_supersessions s join memories m on m.id = s.fact_id where m.channel_id = ${channelId}) as s`.execute(
+      this.db,
+    );
+    const x = r.rows[0];
+    return `${x?.f ?? ''}/${x?.m ?? ''}/${x?.s ?? ''}`;
+  }
+
+  /**
+   * What an incremental run compares before doing anything: the source fingerprint now, the one recorded with the
+   * current version, and the current version's summary and metadata (read without its pages).
+   */
+  async freshness(channelId: string): Promise<WikiFreshness> {
+    const fingerprint = await this.sourceFingerprint(channelId);
+    const st = await sql<{ source_fingerprint: string | null }>`select source_fingerprint from wiki_state
+      where channel_id = ${channelId}`.execute(this.db);
+    const v = await sql<{
+      version_number: number;
+      generated_at: unknown;
+      page_count: number;
+      model: string;
+      metadata: unknown;
+    }>`select version_number, generated_at, page_count, model, snapshot -> 'metadata' as metadata from wiki_versions
+      where channel_id = ${channelId} and archived_at is null order by version_number desc limit 1`.execute(this.db);
+    const x = v.rows[0];
+    return {
+      fingerprint,
+      saved: st.rows[0]?.source_fingerprint ?? null,
+      current: x
+        ? {
+            version_number: Number(x.version_number),
+            channel_id: channelId,
+            generated_at: iso(x.generated_at)!,
+            archived_at: null,
+            page_count: Number(x.page_count),
+            model: x.model,
+            metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
+          }
+        : null,
     };
   }
 
