@@ -1,7 +1,7 @@
 /**
  * Generates a channel's wiki from the stores (spec "Wiki generation (behaviour)"): reads the channel's facts, their
  * vectors, its messages and, when the graph store answers, its people and decisions; clusters the facts; renders the
- * pages (renderChannelWiki); saves the clusters and the pages as a new version. The store dependencies are typed
+ * pages (renderPages: only those rebuilt); saves the clusters and the pages as a new version. The store dependencies are typed
  * structurally so this package does not depend on the services (the runtime's document, vector, graph and wiki
  * stores fit).
  *
@@ -24,9 +24,10 @@ import {
 import {
   checkWikiCitations,
   GRAPH_UNAVAILABLE_NOTICE,
-  renderChannelWiki,
+  renderPages,
   type WikiDecision,
   type WikiPage,
+  type WikiPagePlace,
   type WikiPerson,
   type WikiStructure,
 } from './render.js';
@@ -271,7 +272,7 @@ export async function generateChannelWiki(
       cluster,
       facts: cluster.member_ids.map((id) => byId.get(id)).filter((f): f is WikiFact => f !== undefined),
     }));
-    const rendered = renderChannelWiki({
+    const input = {
       channel: { id: channel.id, name: channel.name, platform: channel.platform },
       clusters: entries,
       facts,
@@ -280,39 +281,37 @@ export async function generateChannelWiki(
       decisions,
       now,
       user_names: userNames,
-    });
-
-    let pages = rendered.pages;
-    let rebuilt = pages.map((p) => p.id);
-    const reasons = { touched: pages.length, moved: 0, stale: 0 };
-    if (mode === 'incremental') {
-      const pageCluster = topicPageClusters(entries, rendered.pages);
-      const storedById = new Map(storedPages.map((p) => [p.id, p]));
-      const graphDown = people === null || decisions === null;
-      // The fixed pages that read every fact change only when facts came or went: new facts (with or without a
-      // vector) or a touched cluster.
-      const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
-      rebuilt = [];
-      reasons.touched = 0;
-      pages = rendered.pages.map((p) => {
-        const old = storedById.get(p.id);
-        const untouched =
-          p.page_type === 'fixed'
-            ? (!factsChanged || !FACT_DEPENDENT_FIXED_PAGES.includes(p.id)) &&
-              old?.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
-            : pageCluster !== null && !touched.has(pageCluster.get(p.id) ?? '');
-        if (!old || !untouched) reasons.touched++;
-        else if (!keepable(old, p)) reasons.moved++;
-        else {
-          // A source message edited since: the stored excerpts no longer verify, so the page is re-rendered.
-          const check = checkWikiCitations([old], messages, { userNames });
-          if (check.verified === check.total) return old;
-          reasons.stale++;
-        }
-        rebuilt.push(p.id);
-        return p;
-      });
-    }
+    };
+    const reasons = { touched: 0, moved: 0, stale: 0 };
+    // Incremental: each page is decided from its place before rendering (renderPages), so only the pages rebuilt are
+    // rendered; a stored page stands in when its cluster is untouched (fixed: when facts neither came nor went and
+    // the graph's availability is unchanged), its place is unchanged and its stored citations still verify.
+    const storedById = new Map(storedPages.map((p) => [p.id, p]));
+    const graphDown = people === null || decisions === null;
+    // The fixed pages that read every fact change only when facts came or went: new facts (with or without a vector)
+    // or a touched cluster.
+    const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
+    const keep = (place: WikiPagePlace): WikiPage | null => {
+      const old = storedById.get(place.id);
+      const untouched =
+        place.page_type === 'fixed'
+          ? (!factsChanged || !FACT_DEPENDENT_FIXED_PAGES.includes(place.id)) &&
+            old?.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
+          : place.cluster_id !== null && !touched.has(place.cluster_id);
+      if (!old || !untouched) reasons.touched++;
+      else if (!keepable(old, place)) reasons.moved++;
+      else {
+        // A source message edited since: the stored excerpts no longer verify, so the page is re-rendered.
+        const check = checkWikiCitations([old], messages, { userNames });
+        if (check.verified === check.total) return old;
+        reasons.stale++;
+      }
+      return null;
+    };
+    const rendered = renderPages(input, mode === 'incremental' ? keep : undefined);
+    const pages = rendered.pages;
+    const rebuilt = rendered.rendered;
+    if (mode === 'full') reasons.touched = pages.length;
 
     const citations = checkWikiCitations(pages, messages, { userNames });
     const stats = clusterStats(clusters, mode === 'full' ? fvs.length : clustered);
@@ -432,7 +431,7 @@ async function unchangedResult(
  * section number, parent and children nodes (a new cluster that outgrows an old one renumbers the topics after it;
  * such a page is re-rendered so that it agrees with the structure).
  */
-function keepable(old: WikiPage, fresh: WikiPage): boolean {
+function keepable(old: WikiPage, fresh: WikiPagePlace): boolean {
   return (
     old.slug === fresh.slug &&
     old.title === fresh.title &&
@@ -451,42 +450,6 @@ function canonical(v: unknown): string {
         )
       : x,
   );
-}
-
-/**
- * Page id → cluster id of the rendered topic pages. renderChannelWiki emits topic pages depth-first from the roots,
- * siblings ordered by size descending, then sorted member ids, then cluster id; this walks the clusters the same way
- * and pairs them with the pages in order. null when the counts disagree (then no topic page is kept).
- */
-function topicPageClusters(
-  entries: readonly { cluster: TopicCluster; facts: WikiFact[] }[],
-  pages: readonly WikiPage[],
-): Map<string, string> | null {
-  type Entry = (typeof entries)[number];
-  const byId = new Map(entries.map((e) => [e.cluster.id, e]));
-  const memberKey = (e: Entry) => [...e.cluster.member_ids].sort().join(',');
-  const order = (a: Entry, b: Entry) =>
-    b.facts.length - a.facts.length ||
-    memberKey(a).localeCompare(memberKey(b)) ||
-    a.cluster.id.localeCompare(b.cluster.id);
-  const childrenOf = new Map<string, Entry[]>();
-  const roots: Entry[] = [];
-  for (const e of entries) {
-    const p = e.cluster.parent_id;
-    if (p && p !== e.cluster.id && byId.has(p)) childrenOf.set(p, [...(childrenOf.get(p) ?? []), e]);
-    else roots.push(e);
-  }
-  const walk: string[] = [];
-  const visit = (list: Entry[], depth: number) => {
-    for (const e of [...list].sort(order)) {
-      walk.push(e.cluster.id);
-      if (depth < 8) visit(childrenOf.get(e.cluster.id) ?? [], depth + 1);
-    }
-  };
-  visit(roots, 0);
-  const topicPages = pages.filter((p) => p.page_type !== 'fixed');
-  if (topicPages.length !== walk.length) return null;
-  return new Map(topicPages.map((p, i) => [p.id, walk[i]!]));
 }
 
 /** The cluster with centroid and coherence recomputed from its members' vectors. */

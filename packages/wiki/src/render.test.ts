@@ -14,6 +14,7 @@ import {
   GRAPH_UNAVAILABLE_NOTICE,
   type RenderInput,
   renderChannelWiki,
+  renderPages,
   type WikiPage,
 } from './render.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
@@ -298,6 +299,35 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
       expect(verifyCitation({ ...c, text_excerpt: victim.memory_text }, msg)).toBe(
         victim.memory_text === c.text_excerpt,
       );
+  });
+
+  it('renderPages: the pages it renders equal the full render, the kept ones are the stored ones', () => {
+    const input = inputs.get('help')!;
+    const full = renderChannelWiki(input);
+    const byId = new Map(full.pages.map((p) => [p.id, p]));
+    // Keep every other page (as a stored copy, marked), render the rest.
+    const keepIds = new Set(full.pages.filter((_, i) => i % 2 === 0).map((p) => p.id));
+    const places: string[] = [];
+    const partial = renderPages(input, (place) => {
+      places.push(place.id);
+      const p = byId.get(place.id)!;
+      expect(place).toMatchObject({
+        slug: p.slug,
+        title: p.title,
+        section_number: p.section_number,
+        parent_id: p.parent_id,
+        children: p.children,
+      });
+      return keepIds.has(place.id) ? { ...p, summary: `kept ${p.summary}` } : null;
+    });
+    expect(places.sort()).toEqual(full.pages.map((p) => p.id).sort());
+    expect(partial.pages.map((p) => p.id)).toEqual(full.pages.map((p) => p.id));
+    expect(partial.rendered).toEqual(full.pages.filter((p) => !keepIds.has(p.id)).map((p) => p.id));
+    for (const p of partial.pages)
+      if (keepIds.has(p.id)) expect(p.summary).toBe(`kept ${byId.get(p.id)!.summary}`);
+      else expect(p).toEqual(byId.get(p.id));
+    expect(partial.structure).toEqual(full.structure);
+    expect(renderPages(input).rendered).toEqual(full.pages.map((p) => p.id));
   });
 });
 

@@ -347,6 +347,28 @@ function sentence(line: string): string {
  * null (spec "Degraded behaviour"). Every `[n]` resolves to a verified citation (checkWikiCitations).
  */
 export function renderChannelWiki(input: RenderInput): { structure: WikiStructure; pages: WikiPage[] } {
+  const { structure, pages } = renderPages(input);
+  return { structure, pages };
+}
+
+/** A page's place in the wiki, known before it is rendered (its cluster for a topic / sub-topic page). */
+export type WikiPagePlace = Pick<
+  WikiPage,
+  'id' | 'slug' | 'title' | 'page_type' | 'parent_id' | 'section_number' | 'children'
+> & { cluster_id: string | null };
+
+/**
+ * Partial render: the wiki of renderChannelWiki, where `keep(place)` may stand a stored page in for a page before it
+ * is rendered (returning it; null renders the page). Every page not kept is rendered exactly as renderChannelWiki
+ * renders it (same structure, numbering and content); `rendered` lists their ids in page order. The structure's
+ * fixed nodes take their memory_count from the page used (kept or rendered). Without `keep`, every page is rendered.
+ */
+export function renderPages(
+  input: RenderInput,
+  keep: (place: WikiPagePlace) => WikiPage | null = () => null,
+): { structure: WikiStructure; pages: WikiPage[]; rendered: string[] } {
+  const renderedTopics: string[] = [];
+  const renderedFixed: string[] = [];
   const ctx = new Context(input);
   const generatedAt = input.now.toISOString();
   const facts = input.facts.filter((f) => f.channel_id === input.channel.id || !f.channel_id);
@@ -372,6 +394,22 @@ export function renderChannelWiki(input: RenderInput): { structure: WikiStructur
   };
   const topicNodes = named.map((n, i) => toNode(n, `7.${i + 1}`, `topic-${n.slug}`, `topic/${n.slug}`, 0));
   const renderTopic = (n: Named, node: WikiNode, parentId: string) => {
+    const kept = keep({
+      id: node.id,
+      slug: node.slug,
+      title: node.title,
+      page_type: node.page_type,
+      parent_id: parentId,
+      section_number: node.section_number,
+      children: node.children,
+      cluster_id: n.entry.cluster.id,
+    });
+    if (kept) {
+      topicPages.push(kept);
+      for (const [j, c] of n.children.entries()) renderTopic(c, node.children[j]!, node.id);
+      return;
+    }
+    renderedTopics.push(node.id);
     const cites = new PageCitations(ctx);
     const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MAX);
     const bullets = key.map((f) => cites.claim(f)).filter((l): l is string => l !== null);
@@ -431,15 +469,22 @@ export function renderChannelWiki(input: RenderInput): { structure: WikiStructur
       children: id === 'topics' ? topicNodes : [],
     };
   };
-  const fixed: WikiPage[] = [
-    overviewPage(ctx, facts, live, topicNodes, fixedBase),
-    peoplePage(ctx, live, fixedBase),
-    decisionsPage(ctx, facts, live, fixedBase),
-    faqPage(ctx, live, fixedBase),
-    glossaryPage(ctx, live, fixedBase),
-    activityPage(ctx, facts, fixedBase),
-    topicsPage(ctx, topicNodes, input.clusters, fixedBase, generatedAt),
-  ];
+  const fixedRenders: Record<(typeof FIXED_PAGES)[number]['id'], () => WikiPage> = {
+    overview: () => overviewPage(ctx, facts, live, topicNodes, fixedBase),
+    people: () => peoplePage(ctx, live, fixedBase),
+    decisions: () => decisionsPage(ctx, facts, live, fixedBase),
+    faq: () => faqPage(ctx, live, fixedBase),
+    glossary: () => glossaryPage(ctx, live, fixedBase),
+    activity: () => activityPage(ctx, facts, fixedBase),
+    topics: () => topicsPage(ctx, topicNodes, input.clusters, fixedBase, generatedAt),
+  };
+  const fixed: WikiPage[] = FIXED_PAGES.map(({ id }) => {
+    const { memory_count: _m, last_updated: _l, ...place } = fixedBase(id, 0, generatedAt);
+    const kept = keep({ ...place, cluster_id: null });
+    if (kept) return kept;
+    renderedFixed.push(id);
+    return fixedRenders[id]();
+  });
   const structure: WikiStructure = {
     channel_id: input.channel.id,
     channel_name: input.channel.name,
@@ -456,7 +501,7 @@ export function renderChannelWiki(input: RenderInput): { structure: WikiStructur
       children: p.children,
     })),
   };
-  return { structure, pages: [...fixed, ...topicPages] };
+  return { structure, pages: [...fixed, ...topicPages], rendered: [...renderedFixed, ...renderedTopics] };
 }
 
 type FixedBase = (
