@@ -1,5 +1,6 @@
 export * from './citations.js';
 export * from './clusters.js';
+export * from './generate.js';
 export * from './rank.js';
 export * from './render.js';
 export type * from './types.js';

@@ -10,6 +10,7 @@ import { memoryRoutes } from './routes/memories.js';
 import { memorySearchRoutes } from './routes/memory-search.js';
 import { searchRoutes } from './routes/search.js';
 import { statsRoutes } from './routes/stats.js';
+import { wikiRoutes } from './routes/wiki.js';
 import { registerTelemetry } from './telemetry.js';
 
 /**
@@ -33,6 +34,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   await app.register(searchRoutes, ports);
   await app.register(graphRoutes, ports);
   await app.register(adminRoutes, ports);
+  await app.register(wikiRoutes, ports);
   await app.register(statsRoutes, { ...ports, telemetry });
   return app;
 };

@@ -1,6 +1,7 @@
 import type { LagRow } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
-import type { DocumentStore, GraphStore, KeywordIndex, VectorStore } from '@atlas/stores';
+import type { DocumentStore, GraphStore, KeywordIndex, VectorStore, WikiStore } from '@atlas/stores';
+import type { WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
 import type { GraphExpansion } from './search.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
@@ -31,4 +32,11 @@ export interface ApiPorts {
   backfillEmbeddings: (() => Promise<{ processed: number; remaining: number }>) | null;
   /** The event log this deployment runs on, and the lag of every projector's consumer group. */
   eventLog: { kind: 'embedded' | 'kafka'; lag(): Promise<LagRow[]> };
+  /** The wiki's stored pages, structure, versions and generation state (reads never generate). */
+  wiki: WikiStore<WikiPage, WikiStructure>;
+  /**
+   * Generates one channel's wiki (generateChannelWiki over the documents, vectors, graph and wiki stores) and saves it
+   * as a new version; null when there is no vector store (embeddings off), since clustering needs the fact vectors.
+   */
+  generateWiki: ((channelId: string, mode: 'full' | 'incremental') => Promise<WikiGenerateResult>) | null;
 }

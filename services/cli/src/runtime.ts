@@ -1,6 +1,7 @@
 import { type ApiPorts, graphExpansion, type HealthCheck } from '@atlas/api';
 import { questionEntities } from '@atlas/pipeline';
 import { backfillEmbeddings, backfillRuntimeEntities, projectorLagRows, type Runtime } from '@atlas/projectors';
+import { generateChannelWiki } from '@atlas/wiki';
 import { sql } from 'kysely';
 
 export {
@@ -53,4 +54,13 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   eventLog: { kind: rt.logKind, lag: () => projectorLagRows(rt) },
   vectors: rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors },
   backfillEmbeddings: rt.embeddings && (() => backfillEmbeddings(rt.embeddings!)),
+  wiki: rt.wiki,
+  generateWiki:
+    rt.embeddings &&
+    ((channelId, mode) =>
+      generateChannelWiki(
+        { documents: rt.documents, vectors: rt.embeddings!.vectors, graph: rt.graph, wiki: rt.wiki },
+        channelId,
+        { mode },
+      )),
 });

@@ -40,6 +40,7 @@ import {
   migrateGraph,
   migrateKeywordIndex,
   migrateVectors,
+  migrateWiki,
   Neo4jGraphStore,
   openDatabase,
   PgVectorStore,
@@ -48,7 +49,9 @@ import {
   QdrantVectorStore,
   ThreadRootStore,
   type VectorStore,
+  WikiStore,
 } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
@@ -79,6 +82,8 @@ export interface Runtime {
    */
   embeddings: { embedder: Embedder; vectors: VectorStore; backlog: EmbeddingBacklog } | null;
   embeddingsUnavailable: string | null;
+  /** The wiki's clusters, pages, versions and generation state (beside the other stores). */
+  wiki: WikiStore<WikiPage, WikiStructure>;
   close(): Promise<void>;
 }
 
@@ -99,6 +104,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateFactsState(db);
   await migrateEntityState(db);
   if (!cfg.NEO4J_URL) await migrateGraph(db);
+  await migrateWiki(db);
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
     : new KyselySchemaRegistry(db);
@@ -151,6 +157,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     entityBacklog: new EntityBacklog(db),
     embeddings,
     embeddingsUnavailable: reason,
+    wiki: new WikiStore<WikiPage, WikiStructure>(db),
     close: async () => {
       await embeddings?.embedder.close?.();
       await graph.close();
