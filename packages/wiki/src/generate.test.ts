@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
 import { FACT_DEPENDENT_FIXED_PAGES, generateChannelWiki, type WikiGenerateDeps } from './generate.js';
-import { FIXED_PAGES, GRAPH_UNAVAILABLE_NOTICE, type WikiPage, type WikiStructure } from './render.js';
+import {
+  checkWikiCitations,
+  FIXED_PAGES,
+  GRAPH_UNAVAILABLE_NOTICE,
+  type WikiPage,
+  type WikiStructure,
+} from './render.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 /** Messages of #help held back from the first import, to arrive before the incremental run. */
@@ -91,6 +97,14 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
       [1, false],
     ]);
     expect((await wiki.status(help)).is_stale).toBe(false);
+    // Only the changed clusters were written: the stored ones are the run's.
+    const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+    expect((await wiki.clusters(help)).map((c) => [c.id, c.member_ids, c.parent_id])).toEqual(
+      [...r.clusters].sort(byId).map((c) => [c.id, c.member_ids, c.parent_id]),
+    );
+    // The citation check covers every page of the version.
+    const all = checkWikiCitations(pages, new Map(), {});
+    expect(r.citations.total).toBe(all.total);
   });
 
   it('a graph store that throws gives the degraded People and Decisions pages', async () => {

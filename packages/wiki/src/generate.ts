@@ -94,6 +94,8 @@ export interface WikiGraphSource {
 export interface WikiSink {
   clusters(channelId: string): Promise<TopicCluster[]>;
   replaceClusters(channelId: string, clusters: readonly TopicCluster[]): Promise<void>;
+  /** Optional (WikiStore.updateClusters): upserts the changed clusters, deletes the removed ones. */
+  updateClusters?(channelId: string, changed: readonly TopicCluster[], removedIds: readonly string[]): Promise<void>;
   pages(channelId: string): Promise<WikiPage[]>;
   savePages(
     channelId: string,
@@ -291,6 +293,9 @@ export async function generateChannelWiki(
     // The fixed pages that read every fact change only when facts came or went: new facts (with or without a vector)
     // or a touched cluster.
     const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
+    // The citation check of the kept pages, done while deciding to keep them (not repeated below).
+    const keptCitations = { total: 0, verified: 0 };
+    const byPermalink = new Map([...messages.values()].map((m) => [m.permalink, m]));
     const keep = (place: WikiPagePlace): WikiPage | null => {
       const old = storedById.get(place.id);
       const untouched =
@@ -302,8 +307,14 @@ export async function generateChannelWiki(
       else if (!keepable(old, place)) reasons.moved++;
       else {
         // A source message edited since: the stored excerpts no longer verify, so the page is re-rendered.
-        const check = checkWikiCitations([old], messages, { userNames });
-        if (check.verified === check.total) return old;
+        // (Checked against the messages it cites only: checkWikiCitations looks messages up by permalink.)
+        const cited = old.citations.flatMap((c) => byPermalink.get(c.permalink) ?? []);
+        const check = checkWikiCitations([old], cited, { userNames });
+        if (check.verified === check.total) {
+          keptCitations.total += check.total;
+          keptCitations.verified += check.verified;
+          return old;
+        }
         reasons.stale++;
       }
       return null;
@@ -313,11 +324,38 @@ export async function generateChannelWiki(
     const rebuilt = rendered.rendered;
     if (mode === 'full') reasons.touched = pages.length;
 
-    const citations = checkWikiCitations(pages, messages, { userNames });
+    const renderedIds = new Set(rebuilt);
+    const renderedCheck = checkWikiCitations(
+      pages.filter((p) => renderedIds.has(p.id)),
+      messages,
+      { userNames },
+    );
+    const citations = {
+      total: renderedCheck.total + keptCitations.total,
+      verified: renderedCheck.verified + keptCitations.verified,
+    };
     const stats = clusterStats(clusters, mode === 'full' ? fvs.length : clustered);
     const tRender = performance.now();
     const durationMs = Math.round(performance.now() - started);
-    await deps.wiki.replaceClusters(channelId, clusters);
+    if (mode === 'incremental' && deps.wiki.updateClusters) {
+      // Only the clusters that changed are written (an untouched cluster is the stored one, unchanged).
+      const storedById = new Map(stored.map((c) => [c.id, c]));
+      const same = (a: TopicCluster, b: TopicCluster) =>
+        a.coherence === b.coherence &&
+        a.parent_id === b.parent_id &&
+        a.member_ids.length === b.member_ids.length &&
+        a.member_ids.every((id, i) => id === b.member_ids[i]);
+      const changed = clusters.filter((c) => {
+        const old = storedById.get(c.id);
+        return !old || touched.has(c.id) || !same(old, c);
+      });
+      const ids = new Set(clusters.map((c) => c.id));
+      await deps.wiki.updateClusters(
+        channelId,
+        changed,
+        stored.filter((c) => !ids.has(c.id)).map((c) => c.id),
+      );
+    } else await deps.wiki.replaceClusters(channelId, clusters);
     const version = await deps.wiki.savePages(
       channelId,
       { structure: rendered.structure, pages },

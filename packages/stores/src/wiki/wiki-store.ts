@@ -134,6 +134,34 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   }
 
   /**
+   * Writes only what changed of the channel's clusters: upserts `changed` (by id) and deletes `removedIds`; the
+   * other stored clusters stay as they are.
+   */
+  async updateClusters(
+    channelId: string,
+    changed: readonly StoredWikiCluster[],
+    removedIds: readonly string[],
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (removedIds.length > 0)
+        await sql`delete from wiki_clusters where channel_id = ${channelId}
+          and id = any(${[...removedIds]}::text[])`.execute(trx);
+      for (let i = 0; i < changed.length; i += CHUNK) {
+        const values = changed
+          .slice(i, i + CHUNK)
+          .map(
+            (c) =>
+              sql`(${channelId}, ${c.id}, ${json(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
+          );
+        await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id, updated_at)
+          values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = excluded.centroid,
+          member_ids = excluded.member_ids, coherence = excluded.coherence, parent_id = excluded.parent_id,
+          updated_at = excluded.updated_at`.execute(trx);
+      }
+    });
+  }
+
+  /**
    * Saves a generated wiki as the channel's current pages and structure and as a new version (number = last + 1),
    * archiving the previous current version at `meta.generatedAt`; clears is_stale and records the run in the state.
    * Returns the new version's summary.
@@ -296,8 +324,9 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /**
    * Fingerprint of what the channel's wiki is generated from, computed in SQL without reading rows out: the channel's
-   * facts (id, text, score, tags, importance, type, supersession) and messages (id, content hash, edit, deletion).
-   * Equal fingerprints mean an incremental run would change nothing. Reads the document store's tables (same
+   * facts (id, text, score, tags, importance, type, supersession) and the messages they cite (id, content hash, edit,
+   * deletion). Equal fingerprints mean an incremental run would change nothing (messages without facts are never
+   * cited, and the fixed pages that count messages are re-rendered only when facts come or go). Reads the document store's tables (same
    * database).
    */
   async sourceFingerprint(channelId: string): Promise<string> {
@@ -308,7 +337,8 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         from memories where channel_id = ${channelId}) as f,
       (select count(*)::text || ':' || coalesce(md5(string_agg(id || '|' || content_hash || '|' ||
         coalesce(edited_at::text, '') || '|' || coalesce(deleted_at::text, ''), ',' order by id)), '')
-        from messages where channel_id = ${channelId}) as m,
+        from messages where channel_id = ${channelId}
+        and id in (select source_message_id from memories where channel_id = ${channelId})) as m,
       (select count(*)::text || ':' || coalesce(md5(string_agg(s.fact_id::text || '>' || s.superseded_by::text || '|' ||
         s.certain::text, ',' order by s.fact_id, s.superseded_by)), '')
         from fact_supersessions s join memories m on m.id = s.fact_id where m.channel_id = ${channelId}) as s`.execute(
