@@ -299,6 +299,26 @@ describe('wiki routes on real data (slack-olake)', () => {
     expect(generations).toBe(4);
   }, 60_000);
 
+  it('POST /api/admin/wiki/rebuild without a body rebuilds every channel with facts, one job each', async () => {
+    const r = await post('/api/admin/wiki/rebuild');
+    expect(r.status).toBe(202);
+    expect(r.body.status).toBe('started');
+    expect(r.body.jobs.length).toBeGreaterThan(0);
+    expect(r.body.job_id).toBe(r.body.jobs[0].job_id);
+    expect(Number.isInteger(r.body.estimated_duration_seconds)).toBe(true);
+    for (const j of r.body.jobs as { channel_id: string }[]) {
+      for (let i = 0; i < 300; i++) {
+        const { body } = await get(`/api/wiki/status?channel_id=${j.channel_id}`);
+        if (!body.is_generating && body.job_id === null) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      const { status, body } = await get(`/api/wiki/structure?channel_id=${j.channel_id}`);
+      expect(status).toBe(200);
+      expect(body.pages.slice(0, 7).map((p: { id: string }) => p.id)).toEqual(FIXED);
+    }
+    expect(generations).toBe(4 + r.body.jobs.length);
+  }, 60_000);
+
   it('without a vector store (generateWiki null) refresh answers 503 PROVIDER_UNAVAILABLE; reads still answer', async () => {
     const bare = await buildApp({ ...apiPorts(rt), generateWiki: null });
     try {

@@ -320,13 +320,12 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
     '/api/admin/wiki/rebuild',
     {
       schema: {
-        body: z
-          .object({ channel_id: z.string().min(1).optional(), force: z.boolean().optional() })
-          .optional()
-          .default({}),
+        // No body at all arrives as null.
+        body: z.object({ channel_id: z.string().min(1).optional(), force: z.boolean().optional() }).nullish(),
       },
     },
-    async ({ body }, reply) => {
+    async (request, reply) => {
+      const body = request.body ?? {};
       if (body.channel_id) {
         await channelOf(body.channel_id);
         const status = await wiki.status(body.channel_id);
