@@ -54,6 +54,33 @@ for (const { name, open } of testDatabases()) {
       expect(await store.clusters(ch)).toEqual([]);
     });
 
+    it('updateClusters upserts the changed clusters and deletes the removed ones, leaving the others', async () => {
+      const ch = freshChannelId();
+      await store.replaceClusters(ch, [cluster(ch, 'a', ['f1']), cluster(ch, 'b', ['f2']), cluster(ch, 'c', ['f3'])]);
+      await store.updateClusters(ch, [cluster(ch, 'b', ['f2', 'f4'], 'a'), cluster(ch, 'd', ['f5'])], ['c']);
+      expect(await store.clusters(ch)).toEqual([
+        cluster(ch, 'a', ['f1']),
+        cluster(ch, 'b', ['f2', 'f4'], 'a'),
+        cluster(ch, 'd', ['f5']),
+      ]);
+    });
+
+    it('versions keep every page as saved while only changed pages are written', async () => {
+      const ch = freshChannelId();
+      const s: Structure = { channel_id: ch, pages: [{ id: 'overview' }] };
+      const a: Page = { id: 'overview', title: 'Overview', content: 'one' };
+      const b: Page = { id: 'topic-x', title: 'X', content: 'x' };
+      const meta = (t: string) => ({ generatedAt: t, model: 'extractive' });
+      await store.savePages(ch, { structure: s, pages: [a, b] }, meta('2026-01-01T00:00:00.000Z'));
+      const a2 = { ...a, content: 'two' };
+      await store.savePages(ch, { structure: s, pages: [a2] }, meta('2026-01-02T00:00:00.000Z'));
+      await store.savePages(ch, { structure: s, pages: [a2, b] }, meta('2026-01-03T00:00:00.000Z'));
+      expect((await store.version(ch, 1))!.pages).toEqual([a, b]);
+      expect((await store.version(ch, 2))!.pages).toEqual([a2]);
+      expect((await store.version(ch, 3))!.pages).toEqual([a2, b]);
+      expect(await store.pages(ch)).toEqual([a2, b]);
+    });
+
     it('saves pages as versions, archiving the previous one; reads pages, structure, versions, status', async () => {
       const ch = freshChannelId();
       expect(await store.status(ch)).toEqual({
