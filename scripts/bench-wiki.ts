@@ -5,7 +5,7 @@
  * channel. Prints one row per channel for the 5 busiest (by facts) and a total row over all channels:
  * facts (after the last day, +new), clusters, mean coherence, share of facts assigned, pages, full ms, incremental ms,
  * their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version, kept pages included),
- * and the full run's RSS / heap delta in MB.
+ * and the full run's RSS / heap delta in MB; then how many incremental runs were skipped (nothing changed).
  */
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
@@ -173,6 +173,8 @@ for (const l of lines) console.log(row(l));
 console.log(
   `\nwall: full ${(fullWall / 1000).toFixed(1)} s, incremental ${(incrWall / 1000).toFixed(1)} s; ` +
     `channels with new facts: ${all.filter((r) => r.incr.facts > r.full.facts).length}; ` +
+    `incremental runs skipped (facts and cited messages unchanged): ${all.filter((r) => r.incr.skipped).length} ` +
+    `(${Math.round(sum((r) => (r.incr.skipped ? r.incr.durationMs : 0)))} ms); ` +
     `final RSS ${(process.memoryUsage().rss / MB).toFixed(0)} MB`,
 );
 const phases = (k: 'full' | 'incr') =>
@@ -180,6 +182,12 @@ const phases = (k: 'full' | 'incr') =>
     .map((p) => `${p} ${Math.round(sum((r) => r[k].phasesMs[p]))}`)
     .join(', ');
 console.log(`phases ms (all channels): full: ${phases('full')}; incremental: ${phases('incr')}`);
+const changed = all.filter((r) => !r.incr.skipped);
+const cf = changed.reduce((t, r) => t + r.full.durationMs, 0);
+const ci = changed.reduce((t, r) => t + r.incr.durationMs, 0);
+console.log(
+  `channels not skipped (${changed.length}): full ${Math.round(cf)} ms, incremental ${Math.round(ci)} ms (${(cf / Math.max(1, ci)).toFixed(1)}x)`,
+);
 console.log(
   `citations of the full versions: ${sum((r) => r.full.citations.verified)}/${sum((r) => r.full.citations.total)}`,
 );
