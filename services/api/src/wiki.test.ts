@@ -110,8 +110,17 @@ describe('wiki routes on real data (slack-olake)', () => {
     expect(again.body.error.details.job_id).toBe(r.body.job_id);
     open();
     const done = await idle();
-    expect(done).toMatchObject({ is_generating: false, is_stale: false, current_version: 1 });
+    expect(done).toMatchObject({
+      is_generating: false,
+      is_stale: false,
+      current_version: 1,
+      next_generation_scheduled: null,
+    });
     expect(done.last_generated_at).toMatch(/Z$/);
+    const structure = await get(`/api/wiki/structure?channel_id=${channelId}`);
+    const count = (nodes: { children: unknown[] }[]): number =>
+      nodes.reduce((n, x) => n + 1 + count(x.children as { children: unknown[] }[]), 0);
+    expect(done.page_count).toBe(count(structure.body.pages));
     expect(generations).toBe(1);
   }, 60_000);
 

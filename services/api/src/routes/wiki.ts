@@ -158,9 +158,16 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
 
   app.get('/api/wiki/status', { schema: { querystring: ChannelQuery } }, async ({ query }) => {
     await channelOf(query.channel_id);
-    const status = await wiki.status(query.channel_id);
+    const [status, [current]] = await Promise.all([wiki.status(query.channel_id), wiki.versions(query.channel_id, 1)]);
     const job = running.get(query.channel_id);
-    return { ...status, job_id: job?.job_id ?? null };
+    // Spec "Wiki" status: page_count of the current version; next_generation_scheduled is null while no
+    // scheduled rebuild (02:00 UTC) runs in this deployment.
+    return {
+      ...status,
+      page_count: current?.page_count ?? 0,
+      next_generation_scheduled: null,
+      job_id: job?.job_id ?? null,
+    };
   });
 
   app.get(
