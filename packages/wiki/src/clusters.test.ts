@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { deterministicId } from '@atlas/core';
 import { LocalSentenceEncoder } from '@atlas/providers';
@@ -272,7 +272,7 @@ const DAY = path.resolve(
   '../../../../shared/data/slack-clojurians-2018-02/export/clojure/2018-02-04.json',
 );
 
-describe.skipIf(!existsSync(DAY))('real data: #clojure 2018-02-04, local sentence encoder', () => {
+describe('real data: #clojure 2018-02-04, local sentence encoder', () => {
   it('meets the spec targets with DEFAULT_CLUSTER_PARAMS (coherence above 0.4, >= 95% assigned)', async () => {
     const day = JSON.parse(readFileSync(DAY, 'utf8')) as {
       type: string;

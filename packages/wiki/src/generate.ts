@@ -511,6 +511,37 @@ function recomputed(c: TopicCluster, vectors: ReadonlyMap<string, readonly numbe
 }
 
 /** Every fact of the channel (all pages of listMemories, then their detail for superseded_by). */
+/** A memory (detail form plus permalink, as DocumentStore.getMemories answers) as the wiki reads it. */
+export const toWikiFact = (m: {
+  id: string;
+  channel_id: string;
+  memory_text: string;
+  quality_score: number;
+  importance: string;
+  fact_type: string;
+  topic_tags: string[];
+  entity_tags: string[];
+  author_name: string;
+  message_ts: string;
+  source_message_id: string;
+  permalink: string;
+  superseded_by: string | null;
+}): WikiFact => ({
+  id: m.id,
+  channel_id: m.channel_id,
+  memory_text: m.memory_text,
+  quality_score: m.quality_score,
+  importance: m.importance as WikiFact['importance'],
+  fact_type: m.fact_type as WikiFact['fact_type'],
+  topic_tags: m.topic_tags,
+  entity_tags: m.entity_tags,
+  author_name: m.author_name,
+  message_ts: m.message_ts,
+  source_message_id: m.source_message_id,
+  permalink: m.permalink,
+  superseded_by: m.superseded_by,
+});
+
 async function readFacts(documents: WikiDocumentSource, channelId: string): Promise<WikiFact[]> {
   const ids: string[] = [];
   for (let page = 1; ; page++) {
@@ -521,22 +552,7 @@ async function readFacts(documents: WikiDocumentSource, channelId: string): Prom
   const out: WikiFact[] = [];
   for (let i = 0; i < ids.length; i += PAGE_SIZE) {
     const detail = await documents.getMemories(ids.slice(i, i + PAGE_SIZE));
-    for (const m of detail.values())
-      out.push({
-        id: m.id,
-        channel_id: m.channel_id,
-        memory_text: m.memory_text,
-        quality_score: m.quality_score,
-        importance: m.importance as WikiFact['importance'],
-        fact_type: m.fact_type as WikiFact['fact_type'],
-        topic_tags: m.topic_tags,
-        entity_tags: m.entity_tags,
-        author_name: m.author_name,
-        message_ts: m.message_ts,
-        source_message_id: m.source_message_id,
-        permalink: m.permalink,
-        superseded_by: m.superseded_by,
-      });
+    for (const m of detail.values()) out.push(toWikiFact(m));
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
 import { citationFor, verifyCitation } from './citations.js';
+import { toWikiFact } from './generate.js';
 import {
   checkWikiCitations,
   citationMarkers,
@@ -97,21 +98,7 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
     for (const channel of await rt.documents.listChannels()) {
       const { rows: list } = await rt.documents.listMemories({ channelId: channel.id, page: 1, limit: 10_000 });
       const detail = await rt.documents.getMemories(list.map((m) => m.id));
-      const facts: WikiFact[] = [...detail.values()].map((m) => ({
-        id: m.id,
-        channel_id: m.channel_id,
-        memory_text: m.memory_text,
-        quality_score: m.quality_score,
-        importance: m.importance as WikiFact['importance'],
-        fact_type: m.fact_type as WikiFact['fact_type'],
-        topic_tags: m.topic_tags,
-        entity_tags: m.entity_tags,
-        author_name: m.author_name,
-        message_ts: m.message_ts,
-        source_message_id: m.source_message_id,
-        permalink: m.permalink,
-        superseded_by: m.superseded_by,
-      }));
+      const facts: WikiFact[] = [...detail.values()].map(toWikiFact);
       const messages = new Map<string, SourceMessage>();
       for (const r of rows.filter((r) => r.channel_id === channel.id)) {
         const attachments = (r.attachments ?? []) as { name: string; mediaType: string | null }[];

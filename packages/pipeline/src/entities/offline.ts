@@ -1716,6 +1716,28 @@ const sentenceAround = (text: string, start: number, end: number): { from: numbe
 const AFTER_VERB =
   /^\s+(?:that\s+|which\s+)?(?:SUBJ)\s+(?:(?:just|also|finally|recently|had|has|have|was|were|is|am|are)\s+)*(?:went to|go to|goes to|attended|attend|joined|join|ran|did|took|visited|hosted|organi[sz]ed|took part in|participated in|signed up for|volunteered at|performed at|was at|were at)\b/;
 
+/** The sentence around a span, split at it, and the regex source of the fact's subject (the author, I, we). */
+const spanContext = (
+  body: string,
+  span: { index: number; end: number },
+  author: string,
+): { S: string; before: string; after: string } => {
+  const sent = sentenceAround(body, span.index, span.end);
+  return {
+    S: subjectRe(author),
+    before: body.slice(sent.from, span.index),
+    after: body.slice(span.end, sent.from + sent.text.length),
+  };
+};
+
+/** The last mention of the subject (`S`, see subjectRe) in `text`, or null. */
+const lastSubject = (text: string, S: string): RegExpExecArray | null => {
+  const subject = new RegExp(`\\b${S}\\b`, 'gi');
+  let last: RegExpExecArray | null = null;
+  for (let m = subject.exec(text); m; m = subject.exec(text)) last = m;
+  return last;
+};
+
 /**
  * PARTICIPATED_IN for a community event beyond `participates`: "explicit" when the author (or "we") governs it with
  * a participation verb in the same sentence ("Melanie signed up for a pottery class", "the parade Caroline went
@@ -1728,18 +1750,13 @@ const takesPart = (
   author: string,
   mentions: readonly Mention[],
 ): 'explicit' | 'implied' | null => {
-  const S = subjectRe(author);
-  const sent = sentenceAround(body, mt.index, mt.end);
-  const before = body.slice(sent.from, mt.index);
-  const after = body.slice(mt.end, sent.from + sent.text.length);
+  const { S, before, after } = spanContext(body, mt, author);
   if (
     NEGATION.test(before.slice(-40)) &&
     !/\b(?:can'?t wait|couldn'?t (?:be|have been) (?:more|happier))\b/i.test(before)
   )
     return null;
-  const subject = new RegExp(`\\b${S}\\b`, 'gi');
-  let last: RegExpExecArray | null = null;
-  for (let m = subject.exec(before); m; m = subject.exec(before)) last = m;
+  const last = lastSubject(before, S);
   const otherPerson = (between: string): boolean =>
     mentions.some(
       (m) => m.type === 'Person' && m.name !== author && new RegExp(`\\b${esc(m.name)}\\b(?!['’]s)`).test(between),
@@ -1798,19 +1815,14 @@ const groupMembership = (
   author: string,
   mentions: readonly Mention[],
 ): 'explicit' | 'implied' | null => {
-  const S = subjectRe(author);
-  const sent = sentenceAround(body, t.index, t.end);
-  const before = body.slice(sent.from, t.index);
-  const after = body.slice(t.end, sent.from + sent.text.length);
+  const { S, before, after } = spanContext(body, t, author);
   if (NEGATION.test(before.slice(-40))) return null;
   const strip = (s: string): string =>
     s.replace(
       /\s*\b(?:a|an|the|this|that|my|her|his|our|their|[\p{Lu}][\p{L}]+['’]s)\s+(?:[\p{L}+'-]+\s+){0,3}$/u,
       ' ',
     );
-  const subject = new RegExp(`\\b${S}\\b`, 'gi');
-  let last: RegExpExecArray | null = null;
-  for (let m = subject.exec(before); m; m = subject.exec(before)) last = m;
+  const last = lastSubject(before, S);
   const strong =
     /\b(?:join(?:s|ed|ing)?|part of|a member of|member of|goes to|go to|belong(?:s|ed)? to|sings? in|plays? in|founded|started)\s+$/i;
   const weak = /\b(?:went to|going to|attend(?:s|ed|ing)?|volunteer(?:s|ed|ing)? (?:at|for|with))\s+$/i;
