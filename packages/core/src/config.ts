@@ -51,14 +51,23 @@ export const ConfigSchema = z.object({
   /** Value of the `ns` property on every node Atlas writes: deployments (or test runs) sharing one Neo4j stay apart. */
   NEO4J_NAMESPACE: z.string().min(1).default('atlas'),
   /**
-   * An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM) for the fast tier (entity extraction). Unset: the
-   * offline extractors. LLM_API_KEY may be omitted for local servers.
+   * An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM) for the fast tier (entity extraction) and the quality tier
+   * (wiki topic summaries). Unset: the offline extractors and extractive summaries. LLM_API_KEY may be omitted for
+   * local servers.
    */
   LLM_BASE_URL: z.string().optional(),
   LLM_API_KEY: z.string().optional(),
   LLM_FAST_MODEL: z.string().default('gpt-4o-mini'),
+  LLM_QUALITY_MODEL: z.string().default('gpt-4o'),
   /** Per-call timeout of LLM requests, ms (spec: 10 s). */
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * The daily full wiki rebuild (spec "Wiki generation": 02:00 UTC), a five-field cron expression in UTC, run by the
+   * process that runs the wiki projector; `off` disables it.
+   */
+  WIKI_REBUILD_CRON: z.string().default('0 2 * * *'),
+  /** How often the wiki scheduler looks for stale wikis to regenerate incrementally once the projectors are idle, ms. */
+  WIKI_REFRESH_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
   /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
   SEARCH_GRAPH_EXPANSION: bool.default(false),
   QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),

@@ -31,6 +31,7 @@ import {
   type WikiPerson,
   type WikiStructure,
 } from './render.js';
+import { summarizeTopicPages, type WikiSummarizer } from './summarize.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
 /** The document store as the generator reads it (structurally the DocumentStore port). */
@@ -106,8 +107,13 @@ export interface WikiSink {
       durationMs?: number;
       metadata?: Record<string, unknown>;
       sourceFingerprint?: string;
+      staleSeq?: number;
     },
   ): Promise<{ version_number: number }>;
+  /** Optional (WikiStore.staleSeq): read when a run starts and passed to savePages, so new facts keep it stale. */
+  staleSeq?(channelId: string): Promise<number>;
+  /** Optional (WikiStore.clearStale): an unchanged channel's wiki is fresh (unless marked again since staleSeq). */
+  clearStale?(channelId: string, staleSeq: number): Promise<void>;
   setGenerating(channelId: string, generating: boolean): Promise<void>;
   /**
    * Optional (WikiStore.freshness): the fingerprint of the channel's facts and messages now and the one the current
@@ -127,6 +133,12 @@ export interface WikiGenerateDeps {
   vectors: { vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> };
   graph: WikiGraphSource;
   wiki: WikiSink;
+  /**
+   * Writes topic summaries when an LLM is configured (quality tier): the extractive summary of every topic page this
+   * run renders is replaced by a cited model summary (summarize.ts; a failed call keeps the extractive one). Pages
+   * kept from the stored version make no call.
+   */
+  summarizer?: WikiSummarizer | null;
 }
 
 export interface WikiGenerateOptions {
@@ -160,6 +172,8 @@ export interface WikiGenerateResult {
   stats: ClusterStats;
   /** checkWikiCitations over every page of the new version (kept pages included). */
   citations: { total: number; verified: number };
+  /** LLM summaries of this run's topic pages (absent without a summarizer). */
+  summaries?: { model: string; summarized: number; failed: number; dropped: number };
   /** false when the graph store threw (People and Decisions say so: spec "Degraded behaviour"). */
   graphAvailable: boolean;
   /**
@@ -199,6 +213,7 @@ export async function generateChannelWiki(
 ): Promise<WikiGenerateResult> {
   const started = performance.now();
   const now = opts.now ?? new Date();
+  const staleSeq = await deps.wiki.staleSeq?.(channelId);
   const fresh = await freshness(deps.wiki, channelId);
   if (
     opts.mode === 'incremental' &&
@@ -209,6 +224,7 @@ export async function generateChannelWiki(
   ) {
     const unchanged = await unchangedResult(deps.wiki, channelId, fresh.current);
     if (unchanged) {
+      if (staleSeq !== undefined) await deps.wiki.clearStale?.(channelId, staleSeq);
       const ms = Math.round(performance.now() - started);
       return { ...unchanged, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
     }
@@ -320,8 +336,25 @@ export async function generateChannelWiki(
       return null;
     };
     const rendered = renderPages(input, mode === 'incremental' ? keep : undefined);
-    const pages = rendered.pages;
+    let pages = rendered.pages;
     const rebuilt = rendered.rendered;
+    let summaries: WikiGenerateResult['summaries'];
+    if (deps.summarizer) {
+      const fresh = new Set(rebuilt);
+      const done = await summarizeTopicPages(
+        pages.filter((p) => fresh.has(p.id)),
+        deps.summarizer,
+        { channel: channel.name },
+      );
+      const byId = new Map(done.pages.map((p) => [p.id, p]));
+      pages = pages.map((p) => byId.get(p.id) ?? p);
+      summaries = {
+        model: deps.summarizer.model,
+        summarized: done.summarized,
+        failed: done.failed,
+        dropped: done.dropped,
+      };
+    }
     if (mode === 'full') reasons.touched = pages.length;
 
     const renderedIds = new Set(rebuilt);
@@ -361,9 +394,10 @@ export async function generateChannelWiki(
       { structure: rendered.structure, pages },
       {
         generatedAt: now.toISOString(),
-        model: 'extractive',
+        model: deps.summarizer?.model ?? 'extractive',
         durationMs,
         ...(fresh ? { sourceFingerprint: fresh.fingerprint } : {}),
+        ...(staleSeq === undefined ? {} : { staleSeq }),
         metadata: {
           mode,
           facts: facts.length,
@@ -374,6 +408,7 @@ export async function generateChannelWiki(
           citations,
           graph_available: people !== null && decisions !== null,
           stats,
+          ...(summaries ? { summaries } : {}),
         },
       },
     );
@@ -391,6 +426,7 @@ export async function generateChannelWiki(
       stats,
       citations,
       graphAvailable: people !== null && decisions !== null,
+      ...(summaries ? { summaries } : {}),
       rebuiltBecause: reasons,
       phasesMs: {
         read: Math.round(tRead - started),

@@ -3,4 +3,5 @@ export * from './clusters.js';
 export * from './generate.js';
 export * from './rank.js';
 export * from './render.js';
+export * from './summarize.js';
 export type * from './types.js';

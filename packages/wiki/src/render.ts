@@ -330,6 +330,23 @@ function finishPage(
   return { ...base, content: rewrite(content), summary: rewrite(summary), citations };
 }
 
+/**
+ * The page with its markers renumbered `[1]`, `[2]`, … by first appearance in `content` and its citations reordered
+ * and renumbered to match (citations no marker uses are dropped): the invariant finishPage establishes, restored after
+ * a summary was replaced (summarize.ts withSummary).
+ */
+export function renumberCitations(page: WikiPage): WikiPage {
+  const used = citationMarkers(page.content);
+  const remap = new Map(used.map((m, i) => [m, `[${i + 1}]`]));
+  const byId = new Map(page.citations.map((c) => [c.id, c]));
+  const rewrite = (s: string) => s.replace(MARKER, (m) => remap.get(m) ?? m);
+  const citations = used.flatMap((m) => {
+    const c = byId.get(m);
+    return c ? [{ ...c, id: remap.get(m)! }] : [];
+  });
+  return { ...page, content: rewrite(page.content), summary: rewrite(page.summary), citations };
+}
+
 function sentence(line: string): string {
   // "text [n]" → "text [n]." unless the text ends with ? or !
   const m = /^(.*?)([.?!]?)\s(\[\d+\])$/s.exec(line);

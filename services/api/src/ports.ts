@@ -39,4 +39,9 @@ export interface ApiPorts {
    * as a new version; null when there is no vector store (embeddings off), since clustering needs the fact vectors.
    */
   generateWiki: ((channelId: string, mode: 'full' | 'incremental') => Promise<WikiGenerateResult>) | null;
+  /**
+   * When the next daily full wiki rebuild is due (WIKI_REBUILD_CRON, run by the process that runs the wiki
+   * projector), or null when it is off: GET /api/wiki/status next_generation_scheduled. Absent: null.
+   */
+  nextWikiRebuild?: () => Date | null;
 }

@@ -1,10 +1,14 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { openAiSummarizer } from '@atlas/wiki';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
 import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
+import { WikiGenerator } from '../../projectors/src/wiki.js';
 import { buildApp } from './app.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
@@ -114,8 +118,12 @@ describe('wiki routes on real data (slack-olake)', () => {
       is_generating: false,
       is_stale: false,
       current_version: 1,
-      next_generation_scheduled: null,
     });
+    // The next daily full rebuild (WIKI_REBUILD_CRON, 02:00 UTC).
+    const next = new Date(done.next_generation_scheduled);
+    expect(done.next_generation_scheduled).toMatch(/T02:00:00\.000Z$/);
+    expect(next.getTime() - Date.now()).toBeGreaterThan(0);
+    expect(next.getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);
     expect(done.last_generated_at).toMatch(/Z$/);
     const structure = await get(`/api/wiki/structure?channel_id=${channelId}`);
     const count = (nodes: { children: unknown[] }[]): number =>
@@ -341,4 +349,114 @@ describe('wiki routes on real data (slack-olake)', () => {
       await bare.close();
     }
   });
+});
+
+/**
+ * With an LLM configured (quality tier), topic summaries are written by the model, cited and verified; serving the
+ * cached pages afterwards makes no LLM call. The endpoint is a small OpenAI-compatible server inside the test.
+ */
+describe('wiki with an LLM summarizer (OpenAI-compatible server in the test)', () => {
+  let rt: Runtime;
+  let app: FastifyInstance;
+  let server: Server;
+  let calls = 0;
+  let channelId: string;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d) => {
+        raw += d;
+      });
+      req.on('end', () => {
+        calls++;
+        const body = JSON.parse(raw) as { model: string; messages: { role: string; content: string }[] };
+        // Answers with the first two key facts of the prompt, cited by their markers (and one uncited sentence).
+        const facts = body.messages
+          .at(-1)!
+          .content.split('\n')
+          .filter((l) => /^\[\d+\] /.test(l));
+        const said = facts.slice(0, 2).map((l) => {
+          const [, marker, text] = /^(\[\d+\]) \([^)]*\) (.*)$/.exec(l)!;
+          return `${text!.replace(/\\?\[\d+\\?\]/g, '').replace(/[.!?\s]+$/, '')} ${marker}.`;
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            id: `c${calls}`,
+            object: 'chat.completion',
+            created: 0,
+            model: body.model,
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: `In short: ${said.join(' ')} Everyone agrees on this.` },
+                finish_reason: 'stop',
+              },
+            ],
+            usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
+    await appendPlan(rt, await planImport(OLAKE));
+    await drainProjectors(rt, 0, false);
+    const generator = new WikiGenerator({
+      documents: rt.documents,
+      vectors: rt.embeddings!.vectors,
+      graph: rt.graph,
+      wiki: rt.wiki,
+      summarizer: openAiSummarizer({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'quality-model', timeoutMs: 5000 }),
+    });
+    app = await buildApp({ ...apiPorts(rt), generateWiki: (c, m) => generator.generate(c, m) });
+    channelId = (await rt.documents.listChannels()).find((c) => c.name === 'help')!.id;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await rt?.close();
+    await new Promise((r) => server?.close(r));
+  });
+
+  it('generation calls the model once per topic page; cached pages are then served with no call', async () => {
+    const r = await app.inject({ method: 'POST', url: '/api/wiki/refresh', payload: { channel_id: channelId } });
+    expect(r.statusCode).toBe(202);
+    for (let i = 0; i < 300; i++) {
+      const st = (await app.inject({ method: 'GET', url: `/api/wiki/status?channel_id=${channelId}` })).json();
+      if (st.current_version === 1 && !st.is_generating && st.job_id === null) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const structure = (await app.inject({ method: 'GET', url: `/api/wiki/structure?channel_id=${channelId}` })).json();
+    const topics = structure.pages.find((p: { id: string }) => p.id === 'topics').children as unknown[];
+    const countNodes = (nodes: { children: unknown[] }[]): number =>
+      nodes.reduce((n, x) => n + 1 + countNodes(x.children as { children: unknown[] }[]), 0);
+    expect(calls).toBe(countNodes(topics as { children: unknown[] }[]));
+    const callsAfterGeneration = calls;
+
+    const versions = (await app.inject({ method: 'GET', url: `/api/wiki/versions?channel_id=${channelId}` })).json();
+    expect(versions.versions[0].model).toBe('quality-model');
+    const first = (topics as { id: string }[])[0]!.id;
+    const page = (await app.inject({ method: 'GET', url: `/api/wiki/pages/${first}?channel_id=${channelId}` })).json();
+    // The model's cited sentences replaced the extractive summary; its uncited sentence was dropped.
+    expect(page.summary).toMatch(/^In short: /);
+    expect(page.summary).not.toContain('Everyone agrees');
+    expect(page.summary).toMatch(/\[1\]/);
+    expect(page.content.split('\n')[2]).toBe(page.summary);
+    const markers = [...page.content.matchAll(/(?<!\\)\[(\d+)\]/g)].map((m) => `[${m[1]}]`);
+    expect(page.citations.map((c: { id: string }) => c.id)).toEqual([...new Set(markers)]);
+
+    for (const url of [
+      `/api/wiki/structure?channel_id=${channelId}`,
+      `/api/wiki/pages/overview?channel_id=${channelId}`,
+      `/api/wiki/pages/${first}?channel_id=${channelId}`,
+      `/api/wiki/${channelId}`,
+      `/api/wiki/${channelId}/topics/${first.slice('topic-'.length)}`,
+      `/api/wiki/versions/1?channel_id=${channelId}`,
+      `/api/wiki/status?channel_id=${channelId}`,
+    ])
+      expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+    expect(calls).toBe(callsAfterGeneration);
+  }, 120_000);
 });

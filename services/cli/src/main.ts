@@ -45,7 +45,11 @@ program
         .join(', ') || 'none';
     console.log(
       `imported ${s.format}: ${s.channels} channels, ${s.messages} messages (${s.newOrChanged} new or changed, ${s.unchanged} unchanged), ` +
-        `${s.facts} facts, ${s.seconds} s (${s.messagesPerSecond} messages/s); skipped: ${skipped}`,
+        `${s.facts} facts, ${s.seconds} s (${s.messagesPerSecond} messages/s); skipped: ${skipped}` +
+        (s.wikis
+          ? `; wikis regenerated: ${s.wikis.channels} channels, ${s.wikis.pagesRebuilt} pages` +
+            (s.wikis.failed ? ` (${s.wikis.failed} failed: run POST /api/wiki/refresh later)` : '')
+          : ''),
     );
   });
 

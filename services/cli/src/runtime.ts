@@ -1,7 +1,12 @@
 import { type ApiPorts, graphExpansion, type HealthCheck } from '@atlas/api';
 import { questionEntities } from '@atlas/pipeline';
-import { backfillEmbeddings, backfillRuntimeEntities, projectorLagRows, type Runtime } from '@atlas/projectors';
-import { generateChannelWiki } from '@atlas/wiki';
+import {
+  backfillEmbeddings,
+  backfillRuntimeEntities,
+  nextCronRun,
+  projectorLagRows,
+  type Runtime,
+} from '@atlas/projectors';
 import { sql } from 'kysely';
 
 export {
@@ -55,12 +60,6 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   vectors: rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors },
   backfillEmbeddings: rt.embeddings && (() => backfillEmbeddings(rt.embeddings!)),
   wiki: rt.wiki,
-  generateWiki:
-    rt.embeddings &&
-    ((channelId, mode) =>
-      generateChannelWiki(
-        { documents: rt.documents, vectors: rt.embeddings!.vectors, graph: rt.graph, wiki: rt.wiki },
-        channelId,
-        { mode },
-      )),
+  generateWiki: rt.wikiGenerator && ((channelId, mode) => rt.wikiGenerator!.generate(channelId, mode)),
+  nextWikiRebuild: () => nextCronRun(rt.cfg.WIKI_REBUILD_CRON),
 });

@@ -4,3 +4,4 @@ export * from './facts.js';
 export * from './graph.js';
 export * from './keyword.js';
 export * from './runtime.js';
+export * from './wiki.js';

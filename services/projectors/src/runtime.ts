@@ -51,12 +51,13 @@ import {
   type VectorStore,
   WikiStore,
 } from '@atlas/stores';
-import type { WikiPage, WikiStructure } from '@atlas/wiki';
+import { openAiSummarizer, type WikiPage, type WikiStructure } from '@atlas/wiki';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
 import { backfillEntities, entitiesProjector, graphProjector } from './graph.js';
 import { keywordProjector } from './keyword.js';
+import { WikiGenerator, wikiProjector } from './wiki.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
 export interface Runtime {
@@ -84,6 +85,11 @@ export interface Runtime {
   embeddingsUnavailable: string | null;
   /** The wiki's clusters, pages, versions and generation state (beside the other stores). */
   wiki: WikiStore<WikiPage, WikiStructure>;
+  /**
+   * Wiki generation over the stores (null without embeddings: topics are clusters of fact vectors), with LLM topic
+   * summaries when LLM_BASE_URL is set (quality tier, LLM_QUALITY_MODEL).
+   */
+  wikiGenerator: WikiGenerator | null;
   close(): Promise<void>;
 }
 
@@ -132,12 +138,14 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
         entityThreshold: cfg.ENTITY_THRESHOLD,
       })
     : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
+  const wiki = new WikiStore<WikiPage, WikiStructure>(db);
+  const documents = new KyselyDocumentStore(db);
   return {
     cfg,
     database,
     eventLog,
     logKind: cfg.KAFKA_BROKERS ? 'kafka' : 'embedded',
-    documents: new KyselyDocumentStore(db),
+    documents,
     keyword: cfg.ELASTICSEARCH_URL
       ? new ElasticsearchKeywordIndex({ url: cfg.ELASTICSEARCH_URL, index: cfg.ELASTICSEARCH_INDEX })
       : new PostgresKeywordIndex(db),
@@ -157,7 +165,23 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     entityBacklog: new EntityBacklog(db),
     embeddings,
     embeddingsUnavailable: reason,
-    wiki: new WikiStore<WikiPage, WikiStructure>(db),
+    wiki,
+    wikiGenerator: embeddings
+      ? new WikiGenerator({
+          documents,
+          vectors: embeddings.vectors,
+          graph,
+          wiki,
+          summarizer: cfg.LLM_BASE_URL
+            ? openAiSummarizer({
+                baseURL: cfg.LLM_BASE_URL,
+                apiKey: cfg.LLM_API_KEY ?? 'none',
+                model: cfg.LLM_QUALITY_MODEL,
+                timeoutMs: cfg.LLM_TIMEOUT_MS,
+              })
+            : null,
+        })
+      : null,
     close: async () => {
       await embeddings?.embedder.close?.();
       await graph.close();
@@ -204,6 +228,7 @@ export const PROJECTORS = [
   embeddingsProjector,
   entitiesProjector,
   graphProjector,
+  wikiProjector,
 ] as const;
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];
 export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
@@ -226,6 +251,7 @@ const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'documents') return { documents: rt.documents };
   if (name === 'keyword') return { keyword: rt.keyword };
   if (name === 'entities' || name === 'graph') return entityDeps(rt);
+  if (name === 'wiki') return { wiki: rt.wiki };
   if (name === 'embeddings') {
     if (!rt.embeddings)
       throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
@@ -264,7 +290,7 @@ export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscr
  * reads all three topics. Checked in this order, a pass that sees lag 0 everywhere proves the pipeline
  * idle (each upstream group had committed, so appended, everything before its consumers were checked).
  */
-const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents'];
+const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents', 'wiki'];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */
 export const projectorLag = async (rt: Runtime, names: readonly string[] = activeProjectors(rt)): Promise<number> => {

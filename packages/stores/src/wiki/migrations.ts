@@ -15,6 +15,10 @@ import { runMigrations } from '../migrate.js';
  * content once; `wiki_pages.hash` is the current page's revision hash; a version's snapshot then holds `page_refs`
  * ([page id, hash] in order) instead of the pages (older snapshots keep their `pages`); `wiki_state.source_fingerprint`
  * is the fingerprint of the channel's facts and messages the current version was generated from.
+ *
+ * 0003 (stale sequence): `wiki_state.stale_seq` counts markStale calls; a generation records the value it started
+ * from and clears is_stale only when no markStale came in meanwhile (facts that arrive during a run keep the wiki
+ * stale, so the next run picks them up).
  */
 export const migrateWiki = (db: Kysely<unknown>) =>
   runMigrations(db, 'wiki', {
@@ -43,6 +47,11 @@ export const migrateWiki = (db: Kysely<unknown>) =>
           hash text not null, page jsonb not null, primary key (channel_id, page_id, hash))`.execute(db);
         await sql`alter table wiki_pages add column if not exists hash text`.execute(db);
         await sql`alter table wiki_state add column if not exists source_fingerprint text`.execute(db);
+      },
+    },
+    '0003_wiki_stale_seq': {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table wiki_state add column if not exists stale_seq bigint not null default 0`.execute(db);
       },
     },
   });

@@ -143,6 +143,31 @@ for (const { name, open } of testDatabases()) {
       expect(await store.versions(freshChannelId())).toEqual([]);
     });
 
+    it('a markStale during a generation keeps the wiki stale; one before it is cleared by savePages', async () => {
+      const ch = freshChannelId();
+      const other = freshChannelId();
+      const empty = { structure: { channel_id: ch, pages: [] }, pages: [] };
+      expect(await store.staleSeq(ch)).toBe(0);
+      await store.markStale(ch, other, ch);
+      expect((await store.staleChannels()).filter((c) => c === ch || c === other).sort()).toEqual([ch, other].sort());
+      const seq = await store.staleSeq(ch);
+      expect(seq).toBe(1);
+      // New facts arrive while the run is going: the run's save leaves the wiki stale.
+      await store.markStale(ch);
+      await store.savePages(ch, empty, { generatedAt: new Date().toISOString(), model: 'm', staleSeq: seq });
+      expect((await store.status(ch)).is_stale).toBe(true);
+      expect(await store.staleChannels()).toContain(ch);
+      // The next run starts after the last mark: its save clears it.
+      await store.savePages(ch, empty, {
+        generatedAt: new Date().toISOString(),
+        model: 'm',
+        staleSeq: await store.staleSeq(ch),
+      });
+      expect((await store.status(ch)).is_stale).toBe(false);
+      expect(await store.staleChannels()).not.toContain(ch);
+      expect(await store.staleChannels()).toContain(other);
+    });
+
     it('truncates', async () => {
       const ch = freshChannelId();
       await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);

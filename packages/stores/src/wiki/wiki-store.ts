@@ -52,6 +52,11 @@ export interface WikiSaveMeta {
   metadata?: Record<string, unknown>;
   /** sourceFingerprint() as read before the generation: recorded in the state, compared by the next run. */
   sourceFingerprint?: string;
+  /**
+   * staleSeq() as read when the generation started: is_stale is cleared only when it is still the channel's
+   * stale_seq (a markStale during the run keeps the wiki stale). Omitted: is_stale is cleared.
+   */
+  staleSeq?: number;
 }
 
 /** What an incremental run needs to decide it has nothing to do (WikiStore.freshness). */
@@ -219,7 +224,9 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at`.execute(
         trx,
       );
-      await sql`update wiki_state set is_stale = false, last_generated_at = ${meta.generatedAt}::timestamptz,
+      await sql`update wiki_state set is_stale = ${
+        meta.staleSeq === undefined ? sql`false` : sql`(stale_seq <> ${meta.staleSeq})`
+      }, last_generated_at = ${meta.generatedAt}::timestamptz,
         current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
         source_fingerprint = ${meta.sourceFingerprint ?? null}
         where channel_id = ${channelId}`.execute(trx);
@@ -403,10 +410,36 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     };
   }
 
-  /** Marks the channel's wiki stale (spec: a sync completing marks the wiki dirty); cleared by savePages. */
-  async markStale(channelId: string): Promise<void> {
-    await sql`insert into wiki_state (channel_id, is_stale) values (${channelId}, true)
-      on conflict (channel_id) do update set is_stale = true`.execute(this.db);
+  /**
+   * Marks the channels' wikis stale (spec "Wiki generation": new knowledge marks the wiki dirty) and bumps their
+   * stale_seq; cleared by savePages unless another markStale came in during that generation.
+   */
+  async markStale(...channelIds: string[]): Promise<void> {
+    const ids = [...new Set(channelIds)];
+    if (ids.length === 0) return;
+    await sql`insert into wiki_state (channel_id, is_stale, stale_seq)
+      select id, true, 1 from unnest(${ids}::text[]) as t(id)
+      on conflict (channel_id) do update set is_stale = true, stale_seq = wiki_state.stale_seq + 1`.execute(this.db);
+  }
+
+  /** The channel's stale_seq (0 for a channel never marked): pass it to savePages as meta.staleSeq. */
+  async staleSeq(channelId: string): Promise<number> {
+    const r = await sql<{ stale_seq: string | number }>`select stale_seq from wiki_state
+      where channel_id = ${channelId}`.execute(this.db);
+    return Number(r.rows[0]?.stale_seq ?? 0);
+  }
+
+  /** Clears is_stale when the channel's stale_seq is still `staleSeq` (nothing marked it since it was read). */
+  async clearStale(channelId: string, staleSeq: number): Promise<void> {
+    await sql`update wiki_state set is_stale = false where channel_id = ${channelId}
+      and stale_seq = ${staleSeq}`.execute(this.db);
+  }
+
+  /** Ids of the channels whose wiki is stale, least recently generated first. */
+  async staleChannels(): Promise<string[]> {
+    const r = await sql<{ channel_id: string }>`select channel_id from wiki_state
+      where is_stale order by last_generated_at nulls first, channel_id`.execute(this.db);
+    return r.rows.map((x) => x.channel_id);
   }
 
   /** Sets the channel's is_generating flag. */

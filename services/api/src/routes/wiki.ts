@@ -160,12 +160,12 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
     await channelOf(query.channel_id);
     const [status, [current]] = await Promise.all([wiki.status(query.channel_id), wiki.versions(query.channel_id, 1)]);
     const job = running.get(query.channel_id);
-    // Spec "Wiki" status: page_count of the current version; next_generation_scheduled is null while no
-    // scheduled rebuild (02:00 UTC) runs in this deployment.
+    // Spec "Wiki" status: page_count of the current version; next_generation_scheduled is the next daily full
+    // rebuild (WIKI_REBUILD_CRON, 02:00 UTC by default; null when it is off).
     return {
       ...status,
       page_count: current?.page_count ?? 0,
-      next_generation_scheduled: null,
+      next_generation_scheduled: ports.nextWikiRebuild?.()?.toISOString() ?? null,
       job_id: job?.job_id ?? null,
     };
   });

@@ -12,6 +12,8 @@ export interface ImportSummary {
   unchanged: number;
   skipped: Record<string, number>;
   facts: number;
+  /** Wikis regenerated after the projectors caught up (the "after each sync" trigger), and pages rebuilt. */
+  wikis: { channels: number; pagesRebuilt: number; failed: number } | null;
   seconds: number;
   messagesPerSecond: number;
 }
@@ -83,6 +85,9 @@ export const importCommand = async (
   try {
     const { appended, unchanged } = await appendPlan(rt, plan);
     if (opts.project !== false) await drainProjectors(rt, appended, opts.progress);
+    // The wikis the import made stale (wiki projector) are regenerated incrementally now that every projector is idle.
+    const generated = opts.project !== false && rt.wikiGenerator ? await rt.wikiGenerator.generateStale() : null;
+    const regenerated = generated?.results.filter((r) => !r.skipped) ?? [];
     const channelIds = new Set(plan.channels.map((c) => c.channelId));
     const facts = (await rt.documents.listChannels())
       .filter((c) => channelIds.has(c.id))
@@ -96,6 +101,11 @@ export const importCommand = async (
       unchanged,
       skipped: plan.skipped,
       facts,
+      wikis: generated && {
+        channels: regenerated.length,
+        pagesRebuilt: regenerated.reduce((n, r) => n + r.pagesRebuilt, 0),
+        failed: generated.failed.length,
+      },
       seconds: Math.round(seconds * 100) / 100,
       messagesPerSecond: Math.round(plan.messages.length / seconds),
     };

@@ -1,15 +1,24 @@
 import { buildApp } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
+import { startWikiScheduler } from '@atlas/projectors';
 import type { FastifyInstance } from 'fastify';
 import { acquireLock } from '../lock.js';
-import { apiPorts, openRuntime, PROJECTOR_NAMES, type Runtime, startProjector, startProjectors } from '../runtime.js';
+import {
+  apiPorts,
+  openRuntime,
+  PROJECTOR_NAMES,
+  projectorLag,
+  type Runtime,
+  startProjector,
+  startProjectors,
+} from '../runtime.js';
 
 /** What `atlas run` can run: the query service or one projector; `atlas start` runs them all in one process. */
 export const SERVICES = ['api', ...PROJECTOR_NAMES] as const;
 const LATER = {
   'sync-worker': 'connections and live sync (issue 8)',
-  scheduler: 'sync schedules and the daily wiki rebuild',
+  scheduler: 'sync schedules (the wiki triggers run with the wiki projector)',
 };
 
 const logger = (cfg: Config) => ({
@@ -45,6 +54,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
   let rt: Runtime | undefined;
   try {
     rt = await openRuntime(cfg);
+    const running0 = rt;
     let app: FastifyInstance | undefined;
     if (serves) app = await buildApp(apiPorts(rt, startedAt), { logger: logger(cfg) });
     const log = app?.log ?? console;
@@ -54,6 +64,20 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
         : service === 'api'
           ? []
           : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
+    // The wiki's triggers run beside the wiki projector: stale wikis regenerated once the projectors are idle, and
+    // the daily full rebuild (WIKI_REBUILD_CRON).
+    const runsWiki = service === 'all' || service === 'wiki';
+    const scheduler =
+      runsWiki && rt.wikiGenerator
+        ? startWikiScheduler(rt.wikiGenerator, {
+            rebuildCron: cfg.WIKI_REBUILD_CRON,
+            intervalMs: cfg.WIKI_REFRESH_INTERVAL_MS,
+            idle: async () => (await projectorLag(running0)) === 0,
+            channels: async () =>
+              (await running0.documents.listChannels()).filter((c) => c.fact_count > 0).map((c) => c.id),
+            log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+          })
+        : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
     // PGlite has no autovacuum: refresh the planner's statistics now and every 5 minutes as the stores grow.
     if (rt.database.kind === 'pglite') {
@@ -80,6 +104,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
     const stop = async () => {
       if (stopping) return;
       stopping = true;
+      scheduler?.stop();
       await app?.close();
       await Promise.all(subs.map((s) => s.stop()));
       await running.close();

@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { AtlasError, loadConfig } from '@atlas/core';
+import { planImport } from '@atlas/platforms';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendPlan } from '../../cli/src/commands/import.js';
+import { openRuntime, projectorLag, type Runtime, startProjectors, waitForProjectors } from './runtime.js';
+import { nextCronRun, startWikiScheduler, type WikiScheduler } from './wiki.js';
+
+const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
+/** Messages of #help held back from the first import: the "next sync". */
+const HELD_BACK = 10;
+
+/**
+ * The wiki's generation triggers on the real olake export: the wiki projector marks the channels whose facts
+ * changed stale, and the scheduler regenerates exactly those once the projectors are idle.
+ */
+describe('wiki triggers (wiki projector + scheduler) on real data', () => {
+  let rt: Runtime;
+  let plan: Awaited<ReturnType<typeof planImport>>;
+  let help: string;
+  let scheduler: WikiScheduler;
+  let idle = true;
+  const project = async () => {
+    const subs = await startProjectors(rt);
+    await waitForProjectors(rt, undefined, 50);
+    await Promise.all(subs.map((s) => s.stop()));
+  };
+
+  beforeAll(async () => {
+    rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'local' }), {
+      pollIntervalMs: 20,
+    });
+    if (!rt.wikiGenerator) throw new Error(`no wiki generator: ${rt.embeddingsUnavailable}`);
+    plan = await planImport(OLAKE);
+    help = plan.channels.find((c) => c.name === 'help')!.channelId;
+    const held = new Set(
+      plan.messages
+        .filter((m) => m.channelId === help)
+        .sort((a, b) => a.timestamp.localeCompare(b.timestamp))
+        .slice(-HELD_BACK)
+        .map((m) => m.messageId),
+    );
+    await appendPlan(rt, { ...plan, messages: plan.messages.filter((m) => !held.has(m.messageId)) });
+    await project();
+    scheduler = startWikiScheduler(rt.wikiGenerator, {
+      rebuildCron: '0 2 * * *',
+      intervalMs: 3_600_000, // the test drives tick() itself
+      idle: async () => idle && (await projectorLag(rt)) === 0,
+      channels: async () => (await rt.documents.listChannels()).filter((c) => c.fact_count > 0).map((c) => c.id),
+    });
+  }, 180_000);
+  afterAll(async () => {
+    scheduler?.stop();
+    await rt?.close();
+  });
+
+  it('the wiki projector marks every channel that got facts stale', async () => {
+    const withFacts = (await rt.documents.listChannels()).filter((c) => c.fact_count > 0).map((c) => c.id);
+    expect(withFacts).toContain(help);
+    expect((await rt.wiki.staleChannels()).sort()).toEqual([...withFacts].sort());
+    expect((await rt.wiki.status(help)).is_stale).toBe(true);
+  });
+
+  it('a tick while the projectors are busy does nothing; once idle it generates every stale wiki', async () => {
+    idle = false;
+    await scheduler.tick();
+    expect(await rt.wiki.versions(help)).toEqual([]);
+    idle = true;
+    await scheduler.tick();
+    expect(await rt.wiki.staleChannels()).toEqual([]);
+    const status = await rt.wiki.status(help);
+    expect(status).toMatchObject({ is_stale: false, is_generating: false, current_version: 1 });
+    expect((await rt.wiki.pages(help)).length).toBeGreaterThan(7);
+  }, 120_000);
+
+  it('the next sync marks only its channel stale, and the next tick regenerates it incrementally', async () => {
+    const before = await rt.wiki.versions(help);
+    const others = (await rt.documents.listChannels()).filter((c) => c.id !== help && c.fact_count > 0);
+    const otherVersions = await Promise.all(others.map((c) => rt.wiki.status(c.id)));
+    await appendPlan(rt, plan);
+    await project();
+    expect(await rt.wiki.staleChannels()).toEqual([help]);
+    await scheduler.tick();
+    expect(await rt.wiki.staleChannels()).toEqual([]);
+    const after = await rt.wiki.versions(help);
+    expect(after[0]!.version_number).toBe(before[0]!.version_number + 1);
+    const v = await rt.wiki.version(help, after[0]!.version_number);
+    expect(v?.metadata.mode).toBe('incremental');
+    expect(v?.metadata.pages_kept).toBeGreaterThan(0);
+    // The other channels were not regenerated.
+    for (const [i, c] of others.entries())
+      expect((await rt.wiki.status(c.id)).current_version).toBe(otherVersions[i]!.current_version);
+  }, 120_000);
+
+  it('a channel marked stale whose facts did not change is cleared without a new version', async () => {
+    const [v] = await rt.wiki.versions(help, 1);
+    await rt.wiki.markStale(help);
+    await scheduler.tick();
+    expect((await rt.wiki.status(help)).is_stale).toBe(false);
+    expect((await rt.wiki.versions(help, 1))[0]!.version_number).toBe(v!.version_number);
+  }, 60_000);
+
+  it('the daily rebuild is due at the next 02:00 UTC; `off` disables it; a bad expression is refused', () => {
+    expect(nextCronRun('0 2 * * *', new Date('2026-11-22T10:37:00Z'))?.toISOString()).toBe('2026-11-23T02:00:00.000Z');
+    expect(nextCronRun('0 2 * * *', new Date('2026-11-22T01:59:00Z'))?.toISOString()).toBe('2026-11-22T02:00:00.000Z');
+    expect(nextCronRun('off')).toBeNull();
+    const next = scheduler.nextRebuild();
+    expect(next?.getUTCHours()).toBe(2);
+    expect(next!.getTime()).toBeGreaterThan(Date.now());
+    expect(() => nextCronRun('0 2 * *')).toThrow(AtlasError);
+    expect(() => nextCronRun('61 2 * * *')).toThrow(AtlasError);
+  });
+});

@@ -1,0 +1,175 @@
+import { AtlasError, type StoredEvent, TOPICS } from '@atlas/core';
+import type { Projector } from '@atlas/eventlog';
+import { generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
+import { Cron } from 'croner';
+
+/** What the wiki projector writes: the per-channel stale flag of the wiki store (WikiStore.markStale). */
+export interface WikiProjectorDeps {
+  wiki: { markStale(...channelIds: string[]): Promise<void> };
+}
+
+/**
+ * The wiki projector (consumer group `atlas.projector.wiki`): new, changed or retracted facts (FactsExtracted) and
+ * graph contributions (EntitiesExtracted) mark their channel's wiki stale (spec "Wiki generation": is_stale). It
+ * writes nothing else: the WikiScheduler regenerates the stale wikis once every projector has caught up, so a run
+ * sees the whole batch (a sync, an import) rather than a part of it. Idempotent: marking twice is marking once.
+ */
+export const wikiProjector: Projector<WikiProjectorDeps> = {
+  name: 'wiki',
+  topics: [TOPICS.facts, TOPICS.graph],
+  handles: ['FactsExtracted', 'EntitiesExtracted'],
+  async handle(events: StoredEvent[], deps) {
+    await deps.wiki.markStale(...events.map((e) => (e.data as { channelId: string }).channelId));
+  },
+};
+
+/** The wiki store as the generator and the scheduler use it. */
+type WikiGeneratorStore = WikiGenerateDeps['wiki'] & { staleChannels(): Promise<string[]> };
+
+/**
+ * Runs wiki generations in this process, one at a time per channel: a second request for a channel waits for the
+ * first and then runs (so a refresh during the scheduler's run of that channel sees its result, never interleaves).
+ */
+export class WikiGenerator {
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore }) {}
+
+  /** Generates one channel's wiki (generateChannelWiki) after any run of that channel in progress. */
+  generate(channelId: string, mode: 'full' | 'incremental'): Promise<WikiGenerateResult> {
+    const before = this.running.get(channelId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(() => generateChannelWiki(this.deps, channelId, { mode }));
+    const tracked = run.finally(() => {
+      if (this.running.get(channelId) === tracked) this.running.delete(channelId);
+    });
+    this.running.set(channelId, tracked);
+    return run;
+  }
+
+  /**
+   * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels), least recently generated
+   * first. A channel that fails is reported in `failed` (its wiki stays stale and is retried next time).
+   */
+  async generateStale(): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
+    const results: WikiGenerateResult[] = [];
+    const failed: { channelId: string; error: string }[] = [];
+    for (const channelId of await this.deps.wiki.staleChannels()) {
+      try {
+        results.push(await this.generate(channelId, 'incremental'));
+      } catch (err) {
+        failed.push({ channelId, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    return { results, failed };
+  }
+
+  /** Full generation of the given channels (the daily rebuild: every channel with facts), one after another. */
+  async rebuild(
+    channelIds: readonly string[],
+  ): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
+    const results: WikiGenerateResult[] = [];
+    const failed: { channelId: string; error: string }[] = [];
+    for (const channelId of channelIds) {
+      try {
+        results.push(await this.generate(channelId, 'full'));
+      } catch (err) {
+        failed.push({ channelId, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    return { results, failed };
+  }
+}
+
+/**
+ * The next run of a five-field cron expression in UTC (`off`: null). Throws AtlasError INVALID_REQUEST on an
+ * invalid expression.
+ */
+export const nextCronRun = (expression: string, from: Date = new Date()): Date | null => {
+  if (expression.trim() === 'off') return null;
+  return cronOf(expression).nextRun(from);
+};
+
+const cronOf = (expression: string) => {
+  if (expression.trim().split(/\s+/).length !== 5)
+    throw new AtlasError('INVALID_REQUEST', `WIKI_REBUILD_CRON must be a five-field cron expression: '${expression}'`);
+  try {
+    return new Cron(expression, { timezone: 'UTC', paused: true });
+  } catch (err) {
+    throw new AtlasError('INVALID_REQUEST', `invalid cron expression '${expression}': ${String(err)}`);
+  }
+};
+
+export interface WikiSchedulerOptions {
+  /** Five-field cron expression (UTC) of the daily full rebuild; `off` disables it. Default `0 2 * * *`. */
+  rebuildCron: string;
+  /** How often to look for stale wikis, ms. */
+  intervalMs: number;
+  /** Whether every projector has caught up (lag 0): stale wikis are regenerated only then. */
+  idle(): Promise<boolean>;
+  /** The channels the daily rebuild regenerates (those with facts). */
+  channels(): Promise<string[]>;
+  log?: { info(msg: string): void; warn(msg: string): void };
+}
+
+/** A running wiki scheduler. */
+export interface WikiScheduler {
+  /** The next daily rebuild, or null when disabled (spec status field next_generation_scheduled). */
+  nextRebuild(): Date | null;
+  /** One pass now: regenerates the stale wikis if the projectors are idle (what the timer does). */
+  tick(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Starts the wiki's generation triggers (spec "Wiki generation"): every `intervalMs`, when the projectors are idle,
+ * the stale wikis are regenerated incrementally (the "after each sync" trigger: a sync or an import marks them
+ * stale through the wiki projector); at `rebuildCron` (02:00 UTC by default, croner) every channel with facts is
+ * rebuilt in full. Passes never overlap. Failures are logged and retried on the next pass.
+ */
+export const startWikiScheduler = (generator: WikiGenerator, opts: WikiSchedulerOptions): WikiScheduler => {
+  const log = opts.log ?? { info: () => undefined, warn: () => undefined };
+  if (opts.rebuildCron.trim() !== 'off') cronOf(opts.rebuildCron); // throws on an invalid expression
+  // One pass at a time: a rebuild due during a refresh waits for it; at most one refresh waits in line.
+  let chain: Promise<void> = Promise.resolve();
+  let refreshQueued: Promise<void> | null = null;
+  const serial = (work: () => Promise<void>): Promise<void> => {
+    chain = chain
+      .then(work)
+      .catch((err: unknown) => log.warn(`wiki scheduler: ${err instanceof Error ? err.message : String(err)}`));
+    return chain;
+  };
+  const report = (what: string, r: Awaited<ReturnType<WikiGenerator['generateStale']>>) => {
+    const done = r.results.filter((x) => !x.skipped);
+    if (done.length > 0)
+      log.info(
+        `wiki ${what}: ${done.length} channel(s) regenerated, ${done.reduce((s, x) => s + x.pagesRebuilt, 0)} pages rebuilt`,
+      );
+    for (const f of r.failed) log.warn(`wiki ${what} of ${f.channelId} failed: ${f.error}`);
+  };
+  const tick = (): Promise<void> => {
+    if (refreshQueued) return refreshQueued;
+    const queued = serial(async () => {
+      refreshQueued = null;
+      if (!(await opts.idle())) return;
+      report('refresh', await generator.generateStale());
+    });
+    refreshQueued = queued;
+    return queued;
+  };
+  const cron =
+    opts.rebuildCron.trim() === 'off'
+      ? null
+      : new Cron(opts.rebuildCron, { timezone: 'UTC', protect: true }, () =>
+          serial(async () => report('daily rebuild', await generator.rebuild(await opts.channels()))),
+        );
+  const timer = setInterval(() => void tick(), opts.intervalMs);
+  timer.unref();
+  return {
+    nextRebuild: () => cron?.nextRun() ?? null,
+    tick,
+    stop: () => {
+      clearInterval(timer);
+      cron?.stop();
+    },
+  };
+};
