@@ -204,9 +204,11 @@ export function citationFor(
   fact: WikiFact,
   message: SourceMessage,
   opts: CitationOptions = {},
+  /** bestExcerpt(fact, message, opts) when already known (a cache of an earlier run); computed otherwise. */
+  knownExcerpt?: string | null,
 ): WikiCitation | null {
   if (fact.source_message_id !== message.id) return null;
-  const excerpt = bestExcerpt(fact, message, opts);
+  const excerpt = knownExcerpt === undefined ? bestExcerpt(fact, message, opts) : knownExcerpt;
   if (!excerpt) return null;
   const media = message.attachments?.[0];
   return {

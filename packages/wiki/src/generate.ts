@@ -13,6 +13,7 @@
  *   activity, topics), and keeps every other page as stored, byte-identical — except a page whose place in the wiki
  *   changed (renumbered or renamed: see keepable) or whose stored citations no longer verify (a cited message edited).
  */
+import { createHash } from 'node:crypto';
 import {
   assignFacts,
   type ClusterStats,
@@ -36,7 +37,6 @@ import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
 /** The document store as the generator reads it (structurally the DocumentStore port). */
 export interface WikiDocumentSource {
-  getChannel(channelId: string): Promise<{ id: string; name: string; platform: string } | null>;
   listMemories(q: {
     channelId: string;
     page: number;
@@ -62,20 +62,19 @@ export interface WikiDocumentSource {
       }
     >
   >;
-  listMessages(
+  /** The channel's messages with these platform ids (deleted ones left out), as DocumentStore.getMessages. */
+  getMessages(
     channelId: string,
-    q: { limit: number; before?: string | undefined },
-  ): Promise<{
-    messages: {
+    ids: readonly string[],
+  ): Promise<
+    {
       id: string;
       text: string;
       author: { id: string; name: string };
       timestamp: string;
       attachments: { name: string; media_type: string | null }[];
-    }[];
-    has_more: boolean;
-    next_cursor: string | null;
-  }>;
+    }[]
+  >;
 }
 
 /** The graph store as the generator reads it (structurally GraphStore.listEntities). */
@@ -106,8 +105,10 @@ export interface WikiSink {
       model: string;
       durationMs?: number;
       metadata?: Record<string, unknown>;
-      sourceFingerprint?: string;
       staleSeq?: number;
+      sources?: { replace: boolean; upsert: readonly SourceRow[]; remove: readonly { kind: string; id: string }[] };
+      sourceFingerprint?: string;
+      unchangedPageIds?: readonly string[];
     },
   ): Promise<{ version_number: number }>;
   /** Optional (WikiStore.staleSeq): read when a run starts and passed to savePages, so new facts keep it stale. */
@@ -115,16 +116,34 @@ export interface WikiSink {
   /** Optional (WikiStore.clearStale): an unchanged channel's wiki is fresh (unless marked again since staleSeq). */
   clearStale?(channelId: string, staleSeq: number): Promise<void>;
   setGenerating(channelId: string, generating: boolean): Promise<void>;
-  /**
-   * Optional (WikiStore.freshness): the fingerprint of the channel's facts and messages now and the one the current
-   * version was generated from, with the current version's summary and metadata. When present, an incremental run
-   * whose fingerprints are equal does nothing (no read of facts, no render, no save, no new version).
-   */
-  freshness?(channelId: string): Promise<{
-    fingerprint: string;
-    saved: string | null;
-    current: { version_number: number; page_count: number; metadata: Record<string, unknown> } | null;
+  /** Digests of the channel's facts, source messages and authors now (WikiStore.sourceDigests). */
+  sourceDigests(channelId: string): Promise<{
+    channel: { id: string; name: string; platform: string } | null;
+    facts: Map<string, string>;
+    messages: Map<string, string>;
+    authors: Map<string, string>;
   }>;
+  /** What the current version was generated from (WikiStore.sources): rows written through savePages meta.sources. */
+  sources(channelId: string): Promise<SourceRow[]>;
+  /** The current version's number, page count and metadata, without its pages (WikiStore.currentVersion). */
+  currentVersion(channelId: string): Promise<{
+    version_number: number;
+    page_count: number;
+    metadata: Record<string, unknown>;
+    source_fingerprint: string | null;
+  } | null>;
+}
+
+/**
+ * One thing a version was generated from, as the wiki store keeps it: a fact (body WikiFact), a cited source message
+ * (body SourceMessage) or a graph list (`people`, `decisions`: body WikiPerson[] / WikiDecision[], null while the graph
+ * store is down), with its digest.
+ */
+export interface SourceRow {
+  kind: 'fact' | 'message' | 'graph';
+  id: string;
+  digest: string;
+  body: unknown;
 }
 
 /** What generateChannelWiki reads and writes. `vectors.vectorsOf` returns unit vectors by fact id. */
@@ -188,22 +207,35 @@ export interface WikiGenerateResult {
   durationMs: number;
 }
 
-/** Fixed pages an incremental run re-renders when facts came or went: the ones that read every fact of the channel. */
-export const FACT_DEPENDENT_FIXED_PAGES: readonly string[] = ['overview', 'faq', 'glossary', 'activity', 'topics'];
+/**
+ * Fixed pages an incremental run re-renders when facts came, went or changed: every fixed page reads the channel's
+ * facts (People and Decisions are also re-rendered when the graph's people or decisions changed).
+ */
+export const FACT_DEPENDENT_FIXED_PAGES: readonly string[] = [
+  'overview',
+  'people',
+  'decisions',
+  'faq',
+  'glossary',
+  'activity',
+  'topics',
+];
 
 const PAGE_SIZE = 1000;
 const GRAPH_LIMIT = 10_000;
 
 /**
  * Generates the wiki of one channel and saves it as a new version (WikiStore.savePages; the previous version is
- * archived) with its clusters (replaceClusters). `mode: 'full'` clusters from scratch and renders every page;
- * `mode: 'incremental'` assigns only the facts in no stored cluster and re-renders only the pages of touched clusters
- * plus, when facts came or went, overview, faq, glossary, activity and topics, keeping the other stored pages
- * byte-identical (unless renumbered / renamed, or a cited message was edited; People and Decisions are re-rendered
- * only when the graph's availability changed, so new people and decisions wait for the next full run). The graph store
- * throwing gives degraded People / Decisions pages (never a failed run). is_generating is set for the run's duration.
- * When the sink has `freshness` and the channel's facts and messages are unchanged since the current version, an
- * incremental run returns at once (`skipped`: no read, render or save, the version unchanged).
+ * archived) with its clusters and its sources (what it was generated from). `mode: 'full'` reads every fact and
+ * source message, clusters from scratch and renders every page; `mode: 'incremental'` compares the digests of the
+ * channel's facts and source messages now (WikiSink.sourceDigests, one query) with the stored sources and reads from
+ * the document store only the facts and messages that are new or changed; it assigns only the facts in no stored
+ * cluster and re-renders only the pages of touched clusters plus, when facts came, went or changed, the fixed pages
+ * (People and Decisions also when the graph's people or decisions changed), keeping every other page byte-identical
+ * (unless renumbered / renamed, or a cited message changed). Nothing changed at all: returns at once (`skipped`: no
+ * render, no save, the version unchanged, the stale flag cleared). The graph store throwing gives degraded People /
+ * Decisions pages (never a failed run). is_generating is set for the run's duration. An incremental run without
+ * stored clusters, pages or sources runs as `full`.
  * Returns counts, the clusters, clusterStats (assigned share against the facts with vectors) and the citation check.
  */
 export async function generateChannelWiki(
@@ -214,30 +246,42 @@ export async function generateChannelWiki(
   const started = performance.now();
   const now = opts.now ?? new Date();
   const staleSeq = await deps.wiki.staleSeq?.(channelId);
-  const fresh = await freshness(deps.wiki, channelId);
-  if (
-    opts.mode === 'incremental' &&
-    fresh?.current &&
-    fresh.saved !== null &&
-    fresh.saved === fresh.fingerprint &&
-    (await graphAnswers(deps.graph, channelId)) === (fresh.current.metadata.graph_available ?? true)
-  ) {
-    const unchanged = await unchangedResult(deps.wiki, channelId, fresh.current);
+  const [digests, graph, current] = await Promise.all([
+    deps.wiki.sourceDigests(channelId),
+    readGraph(deps.graph, channelId),
+    opts.mode === 'incremental' ? deps.wiki.currentVersion(channelId) : Promise.resolve(null),
+  ]);
+  const graphRows = graphSourceRows(graph);
+  const fingerprint = sourceFingerprint(digests, graphRows);
+  // Nothing changed since the current version (its recorded fingerprint): nothing to read, render or save.
+  if (opts.mode === 'incremental' && current && current.source_fingerprint === fingerprint) {
+    const unchanged = await unchangedResult(deps.wiki, channelId, current);
     if (unchanged) {
       if (staleSeq !== undefined) await deps.wiki.clearStale?.(channelId, staleSeq);
       const ms = Math.round(performance.now() - started);
       return { ...unchanged, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
     }
   }
+  const snap = indexSources(opts.mode === 'incremental' ? await deps.wiki.sources(channelId) : []);
+  const delta = diffSources(digests, snap, graphRows);
   await deps.wiki.setGenerating(channelId, true);
   try {
-    const channel = (await deps.documents.getChannel(channelId)) ?? { id: channelId, name: channelId, platform: '' };
-    const facts = await readFacts(deps.documents, channelId);
-    const { messages, userNames } = await readMessages(deps.documents, channelId, channel.name, facts);
-    const { people, decisions } = await readGraph(deps.graph, channelId);
+    const channel = digests.channel ?? { id: channelId, name: channelId, platform: '' };
     const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
     const storedPages = opts.mode === 'incremental' ? await deps.wiki.pages(channelId) : [];
-    const mode = opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 ? 'incremental' : 'full';
+    const mode =
+      opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 && snap.graph.size > 0
+        ? 'incremental'
+        : 'full';
+    const { facts, messages, sourceUpdate } = await readSources(
+      deps.documents,
+      channel,
+      digests,
+      mode === 'incremental' ? { snap, delta } : null,
+      graphRows,
+    );
+    const { people, decisions } = graph;
+    const userNames = digests.authors;
     // Incremental: vectors of the facts in no stored cluster only (assignFacts needs no member vectors).
     const factIds = new Set(facts.map((f) => f.id));
     const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
@@ -259,12 +303,14 @@ export async function generateChannelWiki(
       clusters = healthPass(assigned.clusters, vectors, DEFAULT_CLUSTER_PARAMS).clusters;
       touched = new Set(clusters.map((c) => c.id));
     } else {
-      // Members whose fact is gone leave their cluster: that cluster is touched, its centroid recomputed.
+      // Members whose fact is gone leave their cluster: that cluster is touched, its centroid recomputed. A member
+      // whose fact changed stays, and its cluster is touched (its page shows the fact).
       touched = new Set<string>();
       const kept: TopicCluster[] = [];
       const shrunk: TopicCluster[] = [];
       for (const c of stored) {
         const live = c.member_ids.filter((id) => factIds.has(id));
+        if (c.member_ids.some((id) => delta.changedFacts.has(id))) touched.add(c.id);
         if (live.length === c.member_ids.length) kept.push(c);
         else {
           touched.add(c.id);
@@ -290,7 +336,18 @@ export async function generateChannelWiki(
       cluster,
       facts: cluster.member_ids.map((id) => byId.get(id)).filter((f): f is WikiFact => f !== undefined),
     }));
+    // Excerpts known from the stored sources, for facts whose text and source message are both unchanged.
+    const knownExcerpts = new Map<string, string | null>();
+    if (mode === 'incremental')
+      for (const [id, s] of snap.facts)
+        if (
+          s.excerpt !== undefined &&
+          !delta.changedFacts.has(id) &&
+          !delta.changedMessages.has(s.fact.source_message_id)
+        )
+          knownExcerpts.set(id, s.excerpt);
     const input = {
+      excerpts: knownExcerpts,
       channel: { id: channel.id, name: channel.name, platform: channel.platform },
       clusters: entries,
       facts,
@@ -302,37 +359,24 @@ export async function generateChannelWiki(
     };
     const reasons = { touched: 0, moved: 0, stale: 0 };
     // Incremental: each page is decided from its place before rendering (renderPages), so only the pages rebuilt are
-    // rendered; a stored page stands in when its cluster is untouched (fixed: when facts neither came nor went and
-    // the graph's availability is unchanged), its place is unchanged and its stored citations still verify.
+    // rendered; a stored page stands in when its cluster is untouched (fixed: when no fact came, went or changed, and
+    // for People / Decisions the graph's list is unchanged), its place is unchanged and it cites no changed message.
     const storedById = new Map(storedPages.map((p) => [p.id, p]));
-    const graphDown = people === null || decisions === null;
-    // The fixed pages that read every fact change only when facts came or went: new facts (with or without a vector)
-    // or a touched cluster.
-    const factsChanged = touched.size > 0 || facts.some((f) => !storedMembers.has(f.id) && !vectors.has(f.id));
-    // The citation check of the kept pages, done while deciding to keep them (not repeated below).
-    const keptCitations = { total: 0, verified: 0 };
-    const byPermalink = new Map([...messages.values()].map((m) => [m.permalink, m]));
+    const factsChanged = touched.size > 0 || delta.changedFacts.size > 0 || delta.removedFacts.length > 0;
+    const changedPermalinks = new Set(
+      [...delta.changedMessages].flatMap((id) => messages.get(id)?.permalink ?? snap.messages.get(id)?.permalink ?? []),
+    );
     const keep = (place: WikiPagePlace): WikiPage | null => {
       const old = storedById.get(place.id);
       const untouched =
         place.page_type === 'fixed'
-          ? (!factsChanged || !FACT_DEPENDENT_FIXED_PAGES.includes(place.id)) &&
-            old?.content.includes(GRAPH_UNAVAILABLE_NOTICE) === graphDown
+          ? !(factsChanged && FACT_DEPENDENT_FIXED_PAGES.includes(place.id)) && !delta.changedGraph.has(place.id)
           : place.cluster_id !== null && !touched.has(place.cluster_id);
       if (!old || !untouched) reasons.touched++;
       else if (!keepable(old, place)) reasons.moved++;
-      else {
-        // A source message edited since: the stored excerpts no longer verify, so the page is re-rendered.
-        // (Checked against the messages it cites only: checkWikiCitations looks messages up by permalink.)
-        const cited = old.citations.flatMap((c) => byPermalink.get(c.permalink) ?? []);
-        const check = checkWikiCitations([old], cited, { userNames });
-        if (check.verified === check.total) {
-          keptCitations.total += check.total;
-          keptCitations.verified += check.verified;
-          return old;
-        }
-        reasons.stale++;
-      }
+      // A source message edited since: the stored excerpts may no longer verify, so the page is re-rendered.
+      else if (old.citations.some((c) => changedPermalinks.has(c.permalink))) reasons.stale++;
+      else return old;
       return null;
     };
     const rendered = renderPages(input, mode === 'incremental' ? keep : undefined);
@@ -357,16 +401,8 @@ export async function generateChannelWiki(
     }
     if (mode === 'full') reasons.touched = pages.length;
 
-    const renderedIds = new Set(rebuilt);
-    const renderedCheck = checkWikiCitations(
-      pages.filter((p) => renderedIds.has(p.id)),
-      messages,
-      { userNames },
-    );
-    const citations = {
-      total: renderedCheck.total + keptCitations.total,
-      verified: renderedCheck.verified + keptCitations.verified,
-    };
+    // Every page of the version is checked against the source messages: the rendered ones and the kept ones.
+    const citations = checkWikiCitations(pages, messages, { userNames });
     const stats = clusterStats(clusters, mode === 'full' ? fvs.length : clustered);
     const tRender = performance.now();
     const durationMs = Math.round(performance.now() - started);
@@ -389,6 +425,23 @@ export async function generateChannelWiki(
         stored.filter((c) => !ids.has(c.id)).map((c) => c.id),
       );
     } else await deps.wiki.replaceClusters(channelId, clusters);
+    const renderedIds = new Set(rebuilt);
+    // Fact rows carry the excerpt the render used: rows of new or changed facts, and of facts whose excerpt is new.
+    const factRows = new Map(
+      sourceUpdate.upsert.filter((r) => r.kind === 'fact').map((r) => [r.id, r.body as WikiFact]),
+    );
+    for (const [id, excerpt] of rendered.excerpts)
+      if (!factRows.has(id) && knownExcerpts.get(id) !== excerpt && byId.has(id)) factRows.set(id, byId.get(id)!);
+    const upsert = [
+      ...sourceUpdate.upsert.filter((r) => r.kind !== 'fact'),
+      ...[...factRows].flatMap(([id, fact]) => {
+        const digest = digests.facts.get(id);
+        const excerpt = rendered.excerpts.has(id) ? rendered.excerpts.get(id) : knownExcerpts.get(id);
+        return digest
+          ? [{ kind: 'fact' as const, id, digest, body: excerpt === undefined ? fact : { ...fact, excerpt } }]
+          : [];
+      }),
+    ];
     const version = await deps.wiki.savePages(
       channelId,
       { structure: rendered.structure, pages },
@@ -396,7 +449,9 @@ export async function generateChannelWiki(
         generatedAt: now.toISOString(),
         model: deps.summarizer?.model ?? 'extractive',
         durationMs,
-        ...(fresh ? { sourceFingerprint: fresh.fingerprint } : {}),
+        sources: { ...sourceUpdate, upsert },
+        sourceFingerprint: fingerprint,
+        unchangedPageIds: pages.filter((p) => !renderedIds.has(p.id)).map((p) => p.id),
         ...(staleSeq === undefined ? {} : { staleSeq }),
         metadata: {
           mode,
@@ -441,24 +496,173 @@ export async function generateChannelWiki(
   }
 }
 
-/** WikiSink.freshness when the sink has it and it answers (a sink over another database may not): else null. */
-async function freshness(wiki: WikiSink, channelId: string) {
-  if (!wiki.freshness) return null;
-  try {
-    return await wiki.freshness(channelId);
-  } catch {
-    return null;
-  }
+/** The digest of every source digest (facts, messages, graph lists): equal fingerprints, nothing to regenerate. */
+function sourceFingerprint(
+  digests: { facts: Map<string, string>; messages: Map<string, string> },
+  graphRows: readonly SourceRow[],
+): string {
+  const h = createHash('sha1');
+  for (const [kind, m] of [
+    ['f', digests.facts],
+    ['m', digests.messages],
+  ] as const)
+    for (const [id, d] of [...m].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)))
+      h.update(`${kind}:${id}:${d}\n`);
+  for (const r of graphRows) h.update(`g:${r.id}:${r.digest}\n`);
+  return h.digest('hex');
 }
 
-/** Whether the graph store answers now (one one-row query): a change of availability is something to do. */
-async function graphAnswers(graph: WikiGraphSource, channelId: string): Promise<boolean> {
-  try {
-    await graph.listEntities({ channelId, type: 'Person', limit: 1 });
-    return true;
-  } catch {
-    return false;
+/** Stored sources by kind and id. */
+interface SourceIndex {
+  /** `excerpt`: the fact's bestExcerpt in its message when the run that stored it built one (undefined: never). */
+  facts: Map<string, { digest: string; fact: WikiFact; excerpt: string | null | undefined }>;
+  messages: Map<string, { digest: string; message: SourceMessage; permalink: string }>;
+  graph: Map<string, string>;
+}
+
+function indexSources(rows: readonly SourceRow[]): SourceIndex {
+  const out: SourceIndex = { facts: new Map(), messages: new Map(), graph: new Map() };
+  for (const r of rows) {
+    if (r.kind === 'fact') {
+      const { excerpt, ...fact } = r.body as WikiFact & { excerpt?: string | null };
+      out.facts.set(r.id, { digest: r.digest, fact, excerpt });
+    } else if (r.kind === 'message') {
+      const message = r.body as SourceMessage;
+      out.messages.set(r.id, { digest: r.digest, message, permalink: message.permalink });
+    } else out.graph.set(r.id, r.digest);
   }
+  return out;
+}
+
+/** What changed between the digests now and the stored sources. */
+interface SourceDelta {
+  /** Facts new or changed (by digest), and facts stored but gone. */
+  changedFacts: Set<string>;
+  removedFacts: string[];
+  /** Source messages new or changed, and stored but gone (deleted, or no fact cites them any more). */
+  changedMessages: Set<string>;
+  removedMessages: string[];
+  /** Fixed page ids (`people`, `decisions`) whose graph list changed. */
+  changedGraph: Set<string>;
+  unchanged: boolean;
+}
+
+function diffSources(
+  digests: { facts: Map<string, string>; messages: Map<string, string> },
+  snap: SourceIndex,
+  graphRows: readonly SourceRow[],
+): SourceDelta {
+  const changed = (now: Map<string, string>, stored: Map<string, { digest: string }>) =>
+    new Set([...now].filter(([id, d]) => stored.get(id)?.digest !== d).map(([id]) => id));
+  const changedFacts = changed(digests.facts, snap.facts);
+  const removedFacts = [...snap.facts.keys()].filter((id) => !digests.facts.has(id));
+  const changedMessages = changed(digests.messages, snap.messages);
+  const removedMessages = [...snap.messages.keys()].filter((id) => !digests.messages.has(id));
+  const changedGraph = new Set(graphRows.filter((r) => snap.graph.get(r.id) !== r.digest).map((r) => r.id));
+  return {
+    changedFacts,
+    removedFacts,
+    changedMessages,
+    removedMessages,
+    changedGraph,
+    unchanged:
+      changedFacts.size + removedFacts.length + changedMessages.size + removedMessages.length + changedGraph.size === 0,
+  };
+}
+
+/** The graph's people and decisions as source rows (digest: sha-free canonical JSON; `unavailable` when down). */
+function graphSourceRows(graph: { people: WikiPerson[] | null; decisions: WikiDecision[] | null }): SourceRow[] {
+  return (['people', 'decisions'] as const).map((id) => {
+    const body = graph[id];
+    return { kind: 'graph', id, digest: body === null ? 'unavailable' : canonical(body), body };
+  });
+}
+
+/**
+ * The channel's facts and source messages for this run, and the update of the stored sources. Full (`incremental`
+ * null): every fact (listMemories, getMemories) and every message a fact came from (getMessages); the sources are
+ * replaced. Incremental: the stored facts and messages whose digest is unchanged, plus the new or changed ones read
+ * from the document store; the sources get the changed rows and lose the removed ones.
+ */
+async function readSources(
+  documents: WikiDocumentSource,
+  channel: { id: string; name: string },
+  digests: { facts: Map<string, string>; messages: Map<string, string> },
+  incremental: { snap: SourceIndex; delta: SourceDelta } | null,
+  graphRows: readonly SourceRow[],
+): Promise<{
+  facts: WikiFact[];
+  messages: Map<string, SourceMessage>;
+  sourceUpdate: { replace: boolean; upsert: SourceRow[]; remove: { kind: string; id: string }[] };
+}> {
+  const facts: WikiFact[] = [];
+  const messages = new Map<string, SourceMessage>();
+  let factIds: string[];
+  let messageIds: string[];
+  if (incremental) {
+    const { snap, delta } = incremental;
+    for (const [id, s] of snap.facts) if (digests.facts.has(id) && !delta.changedFacts.has(id)) facts.push(s.fact);
+    for (const [id, s] of snap.messages)
+      if (digests.messages.has(id) && !delta.changedMessages.has(id)) messages.set(id, s.message);
+    factIds = [...delta.changedFacts];
+    messageIds = [...delta.changedMessages];
+  } else {
+    factIds = await listFactIds(documents, channel.id);
+    messageIds = [...digests.messages.keys()];
+  }
+  const fresh: WikiFact[] = [];
+  for (let i = 0; i < factIds.length; i += PAGE_SIZE) {
+    const detail = await documents.getMemories(factIds.slice(i, i + PAGE_SIZE));
+    for (const m of detail.values()) fresh.push(toWikiFact(m));
+  }
+  facts.push(...fresh);
+  // A message view has no permalink: it is taken from the facts of that message.
+  const permalinks = new Map(facts.map((f) => [f.source_message_id, f.permalink]));
+  const freshMessages: SourceMessage[] = [];
+  for (const m of await documents.getMessages(channel.id, messageIds)) {
+    const message: SourceMessage = {
+      id: m.id,
+      channel_id: channel.id,
+      channel_name: channel.name,
+      author: m.author.name,
+      timestamp: m.timestamp,
+      text: m.text,
+      permalink: permalinks.get(m.id) ?? '',
+      attachments: m.attachments.map((a) => ({ name: a.name, media_type: a.media_type ?? null })),
+    };
+    messages.set(m.id, message);
+    freshMessages.push(message);
+  }
+  facts.sort((a, b) => a.id.localeCompare(b.id));
+  const upsert: SourceRow[] = [
+    ...fresh.flatMap((f) => {
+      const digest = digests.facts.get(f.id);
+      return digest ? [{ kind: 'fact' as const, id: f.id, digest, body: f }] : [];
+    }),
+    ...freshMessages.flatMap((m) => {
+      const digest = digests.messages.get(m.id);
+      return digest ? [{ kind: 'message' as const, id: m.id, digest, body: m }] : [];
+    }),
+    ...graphRows.filter((r) => !incremental || incremental.delta.changedGraph.has(r.id)),
+  ];
+  const remove = incremental
+    ? [
+        ...incremental.delta.removedFacts.map((id) => ({ kind: 'fact', id })),
+        ...incremental.delta.removedMessages.map((id) => ({ kind: 'message', id })),
+      ]
+    : [];
+  return { facts, messages, sourceUpdate: { replace: !incremental, upsert, remove } };
+}
+
+/** Ids of every fact of the channel (all pages of listMemories). */
+async function listFactIds(documents: WikiDocumentSource, channelId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let page = 1; ; page++) {
+    const { rows, total } = await documents.listMemories({ channelId, page, limit: PAGE_SIZE });
+    ids.push(...rows.map((r) => r.id));
+    if (rows.length < PAGE_SIZE || ids.length >= total) break;
+  }
+  return ids;
 }
 
 /**
@@ -546,7 +750,6 @@ function recomputed(c: TopicCluster, vectors: ReadonlyMap<string, readonly numbe
   return { ...c, centroid, coherence: Math.max(0, Math.min(1, cos / c.member_ids.length)) };
 }
 
-/** Every fact of the channel (all pages of listMemories, then their detail for superseded_by). */
 /** A memory (detail form plus permalink, as DocumentStore.getMemories answers) as the wiki reads it. */
 export const toWikiFact = (m: {
   id: string;
@@ -577,56 +780,6 @@ export const toWikiFact = (m: {
   permalink: m.permalink,
   superseded_by: m.superseded_by,
 });
-
-async function readFacts(documents: WikiDocumentSource, channelId: string): Promise<WikiFact[]> {
-  const ids: string[] = [];
-  for (let page = 1; ; page++) {
-    const { rows, total } = await documents.listMemories({ channelId, page, limit: PAGE_SIZE });
-    ids.push(...rows.map((r) => r.id));
-    if (rows.length < PAGE_SIZE || ids.length >= total) break;
-  }
-  const out: WikiFact[] = [];
-  for (let i = 0; i < ids.length; i += PAGE_SIZE) {
-    const detail = await documents.getMemories(ids.slice(i, i + PAGE_SIZE));
-    for (const m of detail.values()) out.push(toWikiFact(m));
-  }
-  return out.sort((a, b) => a.id.localeCompare(b.id));
-}
-
-/**
- * The channel's messages as citation sources, by platform id (every page of listMessages, newest first). A message
- * view has no permalink: it is taken from the facts of that message (messages without facts are never cited).
- */
-async function readMessages(
-  documents: WikiDocumentSource,
-  channelId: string,
-  channelName: string,
-  facts: readonly WikiFact[],
-): Promise<{ messages: Map<string, SourceMessage>; userNames: Map<string, string> }> {
-  const permalinks = new Map(facts.map((f) => [f.source_message_id, f.permalink]));
-  const messages = new Map<string, SourceMessage>();
-  const userNames = new Map<string, string>();
-  let before: string | undefined;
-  for (;;) {
-    const page = await documents.listMessages(channelId, { limit: PAGE_SIZE, before });
-    for (const m of page.messages) {
-      userNames.set(m.author.id, m.author.name);
-      messages.set(m.id, {
-        id: m.id,
-        channel_id: channelId,
-        channel_name: channelName,
-        author: m.author.name,
-        timestamp: m.timestamp,
-        text: m.text,
-        permalink: permalinks.get(m.id) ?? '',
-        attachments: m.attachments.map((a) => ({ name: a.name, media_type: a.media_type ?? null })),
-      });
-    }
-    if (!page.has_more || !page.next_cursor) break;
-    before = page.next_cursor;
-  }
-  return { messages, userNames };
-}
 
 /** People (with their mention counts) and decisions from the graph store; both null when it throws. */
 async function readGraph(

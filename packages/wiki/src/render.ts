@@ -94,6 +94,12 @@ export interface RenderInput {
   user_names?: ReadonlyMap<string, string>;
   /** Fact id → times cited elsewhere (ask answers, earlier versions): the ranking's citation factor. */
   citation_counts?: ReadonlyMap<string, number>;
+  /**
+   * Fact id → bestExcerpt of the fact in its source message, known from an earlier run in which neither changed
+   * (generate.ts keeps them with its sources): used instead of computing the excerpt again. Every citation built
+   * from one is still verified against the message.
+   */
+  excerpts?: ReadonlyMap<string, string | null>;
 }
 
 /** The fixed pages (spec "Wiki": always present, with these section numbers). */
@@ -124,20 +130,29 @@ export function citationMarkers(content: string): string[] {
 /** Shared per-render context. */
 class Context {
   readonly opts: CitationOptions;
-  private readonly citable = new Map<string, boolean>();
+  /** Fact id → its verified citation (id `[1]`), or null when it cannot be cited; computed once per run. */
+  private readonly cited = new Map<string, WikiCitation | null>();
+  /** Fact id → the excerpt used (or null): what renderPages hands back for the next run's `excerpts`. */
+  readonly excerpts = new Map<string, string | null>();
   constructor(readonly input: RenderInput) {
     this.opts = input.user_names ? { userNames: input.user_names } : {};
   }
-  /** The fact's source message when a verified citation can be built for it. */
-  canCite(fact: WikiFact): boolean {
-    let ok = this.citable.get(fact.id);
-    if (ok === undefined) {
+  /** The fact's verified citation (numbered `[1]`; the page renumbers it), or null when it cannot be cited. */
+  citation(fact: WikiFact): WikiCitation | null {
+    let c = this.cited.get(fact.id);
+    if (c === undefined) {
       const msg = this.input.messages.get(fact.source_message_id);
-      const c = msg ? citationFor(1, fact, msg, this.opts) : null;
-      ok = Boolean(msg && c && verifyCitation(c, msg, this.opts));
-      this.citable.set(fact.id, ok);
+      const known = this.input.excerpts?.get(fact.id);
+      const built = msg ? citationFor(1, fact, msg, this.opts, known) : null;
+      c = msg && built && verifyCitation(built, msg, this.opts) ? built : null;
+      if (msg) this.excerpts.set(fact.id, built?.text_excerpt ?? null);
+      this.cited.set(fact.id, c);
     }
-    return ok;
+    return c;
+  }
+  /** Whether a verified citation can be built for the fact. */
+  canCite(fact: WikiFact): boolean {
+    return this.citation(fact) !== null;
   }
   score(fact: WikiFact): number {
     return keyFactScore(fact, { now: this.input.now, citationCount: this.input.citation_counts?.get(fact.id) ?? 0 });
@@ -159,10 +174,9 @@ class PageCitations {
   constructor(private readonly ctx: Context) {}
   /** The marker citing `fact`, or null when it cannot be cited (the claim must then be left out). */
   cite(fact: WikiFact): string | null {
-    const msg = this.ctx.input.messages.get(fact.source_message_id);
-    if (!msg) return null;
-    const c = citationFor(this.list.length + 1, fact, msg, this.ctx.opts);
-    if (!c || !verifyCitation(c, msg, this.ctx.opts)) return null;
+    const verified = this.ctx.citation(fact);
+    if (!verified) return null;
+    const c = { ...verified, id: `[${this.list.length + 1}]` };
     this.facts.set(fact.id, fact);
     const key = `${c.permalink}\u0000${c.text_excerpt}`;
     const existing = this.byKey.get(key);
@@ -377,13 +391,14 @@ export type WikiPagePlace = Pick<
 /**
  * Partial render: the wiki of renderChannelWiki, where `keep(place)` may stand a stored page in for a page before it
  * is rendered (returning it; null renders the page). Every page not kept is rendered exactly as renderChannelWiki
- * renders it (same structure, numbering and content); `rendered` lists their ids in page order. The structure's
+ * renders it (same structure, numbering and content); `rendered` lists their ids in page order; `excerpts` holds the
+ * excerpt of every fact a citation was built for (to pass as the next run's input.excerpts). The structure's
  * fixed nodes take their memory_count from the page used (kept or rendered). Without `keep`, every page is rendered.
  */
 export function renderPages(
   input: RenderInput,
   keep: (place: WikiPagePlace) => WikiPage | null = () => null,
-): { structure: WikiStructure; pages: WikiPage[]; rendered: string[] } {
+): { structure: WikiStructure; pages: WikiPage[]; rendered: string[]; excerpts: Map<string, string | null> } {
   const renderedTopics: string[] = [];
   const renderedFixed: string[] = [];
   const ctx = new Context(input);
@@ -518,7 +533,12 @@ export function renderPages(
       children: p.children,
     })),
   };
-  return { structure, pages: [...fixed, ...topicPages], rendered: [...renderedFixed, ...renderedTopics] };
+  return {
+    structure,
+    pages: [...fixed, ...topicPages],
+    rendered: [...renderedFixed, ...renderedTopics],
+    excerpts: ctx.excerpts,
+  };
 }
 
 type FixedBase = (

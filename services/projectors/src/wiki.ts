@@ -1,25 +1,40 @@
-import { AtlasError, type StoredEvent, TOPICS } from '@atlas/core';
+import { AtlasError, type EntitiesExtracted, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import { generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
 import { Cron } from 'croner';
 
-/** What the wiki projector writes: the per-channel stale flag of the wiki store (WikiStore.markStale). */
+/** What the wiki projector reads and writes: the wiki store's stale flags and its sources (WikiStore). */
 export interface WikiProjectorDeps {
-  wiki: { markStale(...channelIds: string[]): Promise<void> };
+  wiki: {
+    markStale(...channelIds: string[]): Promise<void>;
+    channelsCiting(messages: readonly { channelId: string; messageId: string }[]): Promise<Set<string>>;
+  };
 }
 
 /**
- * The wiki projector (consumer group `atlas.projector.wiki`): new, changed or retracted facts (FactsExtracted) and
- * graph contributions (EntitiesExtracted) mark their channel's wiki stale (spec "Wiki generation": is_stale). It
- * writes nothing else: the WikiScheduler regenerates the stale wikis once every projector has caught up, so a run
- * sees the whole batch (a sync, an import) rather than a part of it. Idempotent: marking twice is marking once.
+ * The wiki projector (consumer group `atlas.projector.wiki`): marks a channel's wiki stale (spec "Wiki generation":
+ * is_stale) when something it shows changed: a message got facts (FactsExtracted with facts) or graph entities,
+ * relationships or supersessions (EntitiesExtracted), or an empty set retracted the contribution of a message the
+ * current wiki was generated from (WikiStore.channelsCiting; an edit or a deletion). Messages that never had facts
+ * (most chatter) mark nothing. It writes nothing else: the WikiScheduler regenerates the stale wikis once every
+ * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent.
  */
 export const wikiProjector: Projector<WikiProjectorDeps> = {
   name: 'wiki',
   topics: [TOPICS.facts, TOPICS.graph],
   handles: ['FactsExtracted', 'EntitiesExtracted'],
   async handle(events: StoredEvent[], deps) {
-    await deps.wiki.markStale(...events.map((e) => (e.data as { channelId: string }).channelId));
+    const stale = new Set<string>();
+    const emptied: { channelId: string; messageId: string }[] = [];
+    for (const e of events) {
+      const d = e.data as FactsExtracted | EntitiesExtracted;
+      const contributes =
+        'facts' in d ? d.facts.length > 0 : d.entities.length + d.relationships.length + d.supersessions.length > 0;
+      if (contributes) stale.add(d.channelId);
+      else emptied.push({ channelId: d.channelId, messageId: d.sourceMessageId });
+    }
+    const retracted = await deps.wiki.channelsCiting(emptied.filter((m) => !stale.has(m.channelId)));
+    await deps.wiki.markStale(...stale, ...retracted);
   },
 };
 

@@ -126,7 +126,11 @@ for (const { name, open } of testDatabases()) {
       await store.upsertChannel(channelEvent(ch), new Date());
       await store.upsertMessages([m]);
       expect((await store.messageHashes(ch)).get(m.platformMessageId)).toBe(m.contentHash);
+      const [byId] = await store.getMessages(ch, [m.platformMessageId, 'unknown']);
+      expect(byId).toEqual((await store.listMessages(ch, { limit: 10 })).messages[0]);
+      expect(await store.getMessages(ch, [])).toEqual([]);
       await store.markMessageDeleted(ch, m.platformMessageId, '2024-01-01T00:00:00Z');
+      expect(await store.getMessages(ch, [m.platformMessageId])).toEqual([]);
       expect((await store.listMessages(ch, { limit: 10 })).messages).toHaveLength(0);
       expect((await store.getChannel(ch))?.message_count).toBe(0);
     });

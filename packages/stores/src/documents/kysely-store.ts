@@ -352,6 +352,21 @@ export class KyselyDocumentStore implements DocumentStore {
     return { messages: (forward ? page.reverse() : page).map(toMessageView), has_more: hasMore, next_cursor: cursor };
   }
 
+  async getMessages(channelId: string, ids: readonly string[]): Promise<MessageView[]> {
+    const out: MessageView[] = [];
+    for (let i = 0; i < ids.length; i += 1000) {
+      const rows = await this.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('channel_id', '=', channelId)
+        .where('id', 'in', ids.slice(i, i + 1000))
+        .where('deleted_at', 'is', null)
+        .execute();
+      out.push(...rows.map(toMessageView));
+    }
+    return out;
+  }
+
   async messageHashes(channelId: string): Promise<Map<string, string>> {
     const rows = await this.db
       .selectFrom('messages')

@@ -133,6 +133,11 @@ export interface DocumentStore {
     channelId: string,
     q: { limit: number; before?: string | undefined; after?: string | undefined },
   ): Promise<MessagePage>;
+  /**
+   * The channel's messages with these platform message ids, as listMessages shows them (deleted and unknown ids are
+   * left out; order unspecified).
+   */
+  getMessages(channelId: string, ids: readonly string[]): Promise<MessageView[]>;
   /** Content hashes of stored messages by platform message id (for import de-duplication). */
   messageHashes(channelId: string): Promise<Map<string, string>>;
   listMemories(q: MemoryQuery): Promise<{ rows: MemoryListView[]; total: number }>;

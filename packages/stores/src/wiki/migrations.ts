@@ -19,6 +19,13 @@ import { runMigrations } from '../migrate.js';
  * 0003 (stale sequence): `wiki_state.stale_seq` counts markStale calls; a generation records the value it started
  * from and clears is_stale only when no markStale came in meanwhile (facts that arrive during a run keep the wiki
  * stale, so the next run picks them up).
+ *
+ * 0004 (sources): `wiki_sources` (channel_id, kind, id, digest, body: JSON text, read whole, never queried into) is what the current version was generated
+ * from: kind `fact` (a fact as the wiki reads it), `message` (a cited source message) and `graph` (`people`,
+ * `decisions`), each with the digest sourceDigests gave it. An incremental run compares digests and reads from the
+ * document store only what changed; `wiki_state.source_fingerprint` is the digest of all of them, so an unchanged
+ * channel is recognised without reading its sources. `wiki_versions.metadata` holds the generation metadata apart
+ * from the snapshot (read without it).
  */
 export const migrateWiki = (db: Kysely<unknown>) =>
   runMigrations(db, 'wiki', {
@@ -52,6 +59,13 @@ export const migrateWiki = (db: Kysely<unknown>) =>
     '0003_wiki_stale_seq': {
       async up(db: Kysely<unknown>) {
         await sql`alter table wiki_state add column if not exists stale_seq bigint not null default 0`.execute(db);
+      },
+    },
+    '0004_wiki_sources': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists wiki_sources (channel_id text not null, kind text not null, id text not null,
+          digest text not null, body text not null, primary key (channel_id, kind, id))`.execute(db);
+        await sql`alter table wiki_versions add column if not exists metadata jsonb`.execute(db);
       },
     },
   });

@@ -50,8 +50,18 @@ export interface WikiSaveMeta {
   durationMs?: number;
   /** Free-form generation metadata kept in the snapshot (mode, counts, stats). */
   metadata?: Record<string, unknown>;
-  /** sourceFingerprint() as read before the generation: recorded in the state, compared by the next run. */
+  /**
+   * What the version was generated from (wiki_sources): `replace` drops the channel's stored sources first (a full
+   * run); `upsert` writes rows by (kind, id); `remove` deletes rows. Written in the same transaction as the version.
+   */
+  sources?: { replace: boolean; upsert: readonly WikiSourceRow[]; remove: readonly { kind: string; id: string }[] };
+  /** The digest of all the version's sources (recorded in the state; currentVersion returns it). */
   sourceFingerprint?: string;
+  /**
+   * Ids of pages passed unchanged from the channel's current pages (an incremental run's kept pages): their stored
+   * hash is reused instead of hashing them again.
+   */
+  unchangedPageIds?: readonly string[];
   /**
    * staleSeq() as read when the generation started: is_stale is cleared only when it is still the channel's
    * stale_seq (a markStale during the run keeps the wiki stale). Omitted: is_stale is cleared.
@@ -59,14 +69,26 @@ export interface WikiSaveMeta {
   staleSeq?: number;
 }
 
-/** What an incremental run needs to decide it has nothing to do (WikiStore.freshness). */
-export interface WikiFreshness {
-  /** The fingerprint of the channel's facts and messages now (sourceFingerprint). */
-  fingerprint: string;
-  /** The fingerprint the current version was generated from (null: none recorded). */
-  saved: string | null;
-  /** The current version's summary and metadata (null before the first generation). */
-  current: (WikiVersionSummary & { metadata: Record<string, unknown> }) | null;
+/** One thing a version was generated from (wiki_sources): a fact, a source message or a graph list, with its digest. */
+export interface WikiSourceRow {
+  kind: 'fact' | 'message' | 'graph';
+  id: string;
+  /** sourceDigests' digest for facts and messages; the generator's own for graph rows. */
+  digest: string;
+  body: unknown;
+}
+
+/**
+ * Digests of what a channel's wiki is generated from, now (WikiStore.sourceDigests): per fact (every field the wiki
+ * reads, supersessions included), per source message of a fact (content hash, edit, deletion, author, time,
+ * attachments), and the channel's authors (platform user id → name, for mentions in excerpts).
+ */
+export interface WikiSourceDigests {
+  /** The channel's name and platform as the document store has them (null: unknown channel). */
+  channel: { id: string; name: string; platform: string } | null;
+  facts: Map<string, string>;
+  messages: Map<string, string>;
+  authors: Map<string, string>;
 }
 
 const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string | Date).toISOString());
@@ -95,9 +117,8 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   constructor(private readonly db: Kysely<unknown>) {}
 
   async truncate(): Promise<void> {
-    await sql`truncate table wiki_clusters, wiki_pages, wiki_page_revisions, wiki_structures, wiki_versions, wiki_state`.execute(
-      this.db,
-    );
+    await sql`truncate table wiki_clusters, wiki_pages, wiki_page_revisions, wiki_structures, wiki_versions, wiki_state,
+      wiki_sources`.execute(this.db);
   }
 
   /** The channel's stored clusters, ordered by id. */
@@ -190,10 +211,11 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         where channel_id = ${channelId} and archived_at is null`.execute(trx);
       // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
       // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
-      const hashes = wiki.pages.map((p) => pageHash(p));
       const currentRows = await sql<{ page_id: string; hash: string | null }>`select page_id, hash from wiki_pages
         where channel_id = ${channelId}`.execute(trx);
       const current = new Map(currentRows.rows.map((r) => [r.page_id, r.hash]));
+      const unchanged = new Set(meta.unchangedPageIds ?? []);
+      const hashes = wiki.pages.map((p) => (unchanged.has(p.id) ? current.get(p.id) : null) ?? pageHash(p));
       const ids = new Set(wiki.pages.map((p) => p.id));
       const gone = [...current.keys()].filter((id) => !ids.has(id));
       if (gone.length > 0)
@@ -216,9 +238,10 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         page_refs: wiki.pages.map((p, i) => [p.id, hashes[i]!]),
         metadata: meta.metadata ?? {},
       };
-      await sql`insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot)
+      await sql`insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
+          metadata)
         values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
-          ${json(snapshot)})`.execute(trx);
+          ${json(snapshot)}, ${json(meta.metadata ?? {})})`.execute(trx);
       await sql`insert into wiki_structures (channel_id, structure, updated_at)
         values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
         on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at`.execute(
@@ -230,6 +253,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
         source_fingerprint = ${meta.sourceFingerprint ?? null}
         where channel_id = ${channelId}`.execute(trx);
+      if (meta.sources) await writeSources(trx, channelId, meta.sources);
       return {
         version_number: n,
         channel_id: channelId,
@@ -330,63 +354,87 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   }
 
   /**
-   * Fingerprint of what the channel's wiki is generated from, computed in SQL without reading rows out: the channel's
-   * facts (id, text, score, tags, importance, type, supersession) and the messages they cite (id, content hash, edit,
-   * deletion). Equal fingerprints mean an incremental run would change nothing (messages without facts are never
-   * cited, and the fixed pages that count messages are re-rendered only when facts come or go). Reads the document store's tables (same
-   * database).
+   * Digests of what the channel's wiki is generated from, computed in SQL without reading the rows out (one query
+   * each): every fact of the channel (the fields the wiki reads, supersessions included), every message a fact came
+   * from (deleted ones left out), and the authors of the channel's messages. Reads the document store's tables
+   * (same database). Compared with the stored sources, they tell an incremental run what to read.
    */
-  async sourceFingerprint(channelId: string): Promise<string> {
-    const r = await sql<{ f: string | null; m: string | null; s: string | null }>`select
-      (select count(*)::text || ':' || coalesce(md5(string_agg(id::text || '|' || md5(memory_text) || '|' ||
-        quality_score::text || '|' || importance || '|' || fact_type || '|' || array_to_string(topic_tags, ',') || '|' ||
-        array_to_string(entity_tags, ',') || '|' || coalesce(superseded_by::text, ''), ',' order by id)), '')
-        from memories where channel_id = ${channelId}) as f,
-      (select count(*)::text || ':' || coalesce(md5(string_agg(id || '|' || content_hash || '|' ||
-        coalesce(edited_at::text, '') || '|' || coalesce(deleted_at::text, ''), ',' order by id)), '')
-        from messages where channel_id = ${channelId}
-        and id in (select source_message_id from memories where channel_id = ${channelId})) as m,
-      (select count(*)::text || ':' || coalesce(md5(string_agg(s.fact_id::text || '>' || s.superseded_by::text || '|' ||
-        s.certain::text, ',' order by s.fact_id, s.superseded_by)), '')
-        from fact_supersessions s join memories m on m.id = s.fact_id where m.channel_id = ${channelId}) as s`.execute(
-      this.db,
-    );
-    const x = r.rows[0];
-    return `${x?.f ?? ''}/${x?.m ?? ''}/${x?.s ?? ''}`;
+  async sourceDigests(channelId: string): Promise<WikiSourceDigests> {
+    const facts = await sql<{ id: string; d: string }>`select m.id::text as id, md5(concat_ws('|', m.memory_text,
+        m.quality_score::text, m.importance, m.fact_type, array_to_string(m.topic_tags, ','),
+        array_to_string(m.entity_tags, ','), m.author_name, m.message_ts::text, m.source_message_id, m.permalink,
+        coalesce(m.superseded_by::text, ''), coalesce((select string_agg(s.superseded_by::text || ':' || s.certain::text,
+          ',' order by s.invalid_at, s.superseded_by) from fact_supersessions s where s.fact_id = m.id), ''))) as d
+      from memories m where m.channel_id = ${channelId}`.execute(this.db);
+    const messages = await sql<{ id: string; d: string }>`select id, md5(concat_ws('|', content_hash,
+        coalesce(edited_at::text, ''), author_name, ts::text, attachments::text)) as d
+      from messages where channel_id = ${channelId} and deleted_at is null
+      and id in (select source_message_id from memories where channel_id = ${channelId})`.execute(this.db);
+    const authors = await sql<{ author_id: string; author_name: string }>`select distinct on (author_id) author_id,
+      author_name from messages where channel_id = ${channelId} order by author_id, ts desc`.execute(this.db);
+    const channel = await sql<{ id: string; name: string; platform: string }>`select id, name, platform from channels
+      where id = ${channelId}`.execute(this.db);
+    return {
+      channel: channel.rows[0] ?? null,
+      facts: new Map(facts.rows.map((r) => [r.id, r.d])),
+      messages: new Map(messages.rows.map((r) => [r.id, r.d])),
+      authors: new Map(authors.rows.map((r) => [r.author_id, r.author_name])),
+    };
+  }
+
+  /** What the channel's current version was generated from (savePages meta.sources), every row. */
+  async sources(channelId: string): Promise<WikiSourceRow[]> {
+    const r = await sql<Omit<WikiSourceRow, 'body'> & { body: string }>`select kind, id, digest, body from wiki_sources
+      where channel_id = ${channelId}`.execute(this.db);
+    return r.rows.map((x) => ({ kind: x.kind, id: x.id, digest: x.digest, body: JSON.parse(x.body) as unknown }));
   }
 
   /**
-   * What an incremental run compares before doing anything: the source fingerprint now, the one recorded with the
-   * current version, and the current version's summary and metadata (read without its pages).
+   * The channels among `messages` whose current wiki was generated from one of those messages (a `message` source):
+   * a retraction of such a message's facts or entities changes the wiki.
    */
-  async freshness(channelId: string): Promise<WikiFreshness> {
-    const fingerprint = await this.sourceFingerprint(channelId);
-    const st = await sql<{ source_fingerprint: string | null }>`select source_fingerprint from wiki_state
-      where channel_id = ${channelId}`.execute(this.db);
+  async channelsCiting(messages: readonly { channelId: string; messageId: string }[]): Promise<Set<string>> {
+    if (messages.length === 0) return new Set();
+    const r = await sql<{ channel_id: string }>`select distinct s.channel_id from wiki_sources s
+      join unnest(${messages.map((m) => m.channelId)}::text[], ${messages.map((m) => m.messageId)}::text[]) as t(c, m)
+        on s.channel_id = t.c and s.id = t.m
+      where s.kind = 'message'`.execute(this.db);
+    return new Set(r.rows.map((x) => x.channel_id));
+  }
+
+  /**
+   * The channel's current version: its summary, generation metadata and the source fingerprint it was generated from
+   * (savePages meta.sourceFingerprint), without the pages (null: none yet).
+   */
+  async currentVersion(
+    channelId: string,
+  ): Promise<(WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }) | null> {
     const v = await sql<{
       version_number: number;
       generated_at: unknown;
       page_count: number;
       model: string;
       metadata: unknown;
-    }>`select version_number, generated_at, page_count, model, snapshot -> 'metadata' as metadata from wiki_versions
-      where channel_id = ${channelId} and archived_at is null order by version_number desc limit 1`.execute(this.db);
+      source_fingerprint: string | null;
+    }>`select v.version_number, v.generated_at, v.page_count, v.model,
+        coalesce(v.metadata, v.snapshot -> 'metadata') as metadata, st.source_fingerprint
+      from wiki_versions v left join wiki_state st on st.channel_id = v.channel_id
+      where v.channel_id = ${channelId} and v.archived_at is null order by v.version_number desc limit 1`.execute(
+      this.db,
+    );
     const x = v.rows[0];
-    return {
-      fingerprint,
-      saved: st.rows[0]?.source_fingerprint ?? null,
-      current: x
-        ? {
-            version_number: Number(x.version_number),
-            channel_id: channelId,
-            generated_at: iso(x.generated_at)!,
-            archived_at: null,
-            page_count: Number(x.page_count),
-            model: x.model,
-            metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
-          }
-        : null,
-    };
+    return x
+      ? {
+          version_number: Number(x.version_number),
+          channel_id: channelId,
+          generated_at: iso(x.generated_at)!,
+          archived_at: null,
+          page_count: Number(x.page_count),
+          model: x.model,
+          metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
+          source_fingerprint: x.source_fingerprint,
+        }
+      : null;
   }
 
   /** The channel's generation state (all flags false / fields null for a channel never generated nor marked). */
@@ -446,5 +494,25 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   async setGenerating(channelId: string, generating: boolean): Promise<void> {
     await sql`insert into wiki_state (channel_id, is_generating) values (${channelId}, ${generating})
       on conflict (channel_id) do update set is_generating = excluded.is_generating`.execute(this.db);
+  }
+}
+
+/** Applies savePages' meta.sources inside its transaction. */
+async function writeSources(
+  trx: Kysely<unknown>,
+  channelId: string,
+  sources: NonNullable<WikiSaveMeta['sources']>,
+): Promise<void> {
+  if (sources.replace) await sql`delete from wiki_sources where channel_id = ${channelId}`.execute(trx);
+  for (const kind of new Set(sources.remove.map((r) => r.kind))) {
+    const ids = sources.remove.filter((r) => r.kind === kind).map((r) => r.id);
+    await sql`delete from wiki_sources where channel_id = ${channelId} and kind = ${kind}
+      and id = any(${ids}::text[])`.execute(trx);
+  }
+  for (let i = 0; i < sources.upsert.length; i += CHUNK * 5) {
+    const chunk = sources.upsert.slice(i, i + CHUNK * 5);
+    await sql`insert into wiki_sources (channel_id, kind, id, digest, body) values ${sql.join(
+      chunk.map((r) => sql`(${channelId}, ${r.kind}, ${r.id}, ${r.digest}, ${JSON.stringify(r.body ?? null)})`),
+    )} on conflict (channel_id, kind, id) do update set digest = excluded.digest, body = excluded.body`.execute(trx);
   }
 }
