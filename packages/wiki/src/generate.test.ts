@@ -2,6 +2,7 @@ import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { migrateWiki, WikiStore } from '@atlas/stores';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
@@ -175,5 +176,28 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
     // The version snapshot is assembled from page revisions: the current version returns the current pages.
     const v = (await wiki.version(help, status.current_version!))!;
     expect(new Map(v.pages.map((p) => [p.id, p]))).toEqual(new Map(pages.map((p) => [p.id, p])));
+  });
+
+  it('a cited message edited in place: only the pages citing it are re-rendered, and they still verify', async () => {
+    const pages = await wiki.pages(help);
+    const topic = pages.find((p) => p.page_type === 'topic' && p.citations.length > 0)!;
+    const permalink = topic.citations[0]!.permalink;
+    const citing = pages.filter((p) => p.citations.some((c) => c.permalink === permalink)).map((p) => p.id);
+    const row = await sql<{ id: string; text: string }>`select id, text from messages
+      where channel_id = ${help} and permalink = ${permalink}`.execute(rt.database.db);
+    const { id, text } = row.rows[0]!;
+    await sql`update messages set text = ${`${text} (edited)`}, content_hash = 'edited', edited_at = now()
+      where channel_id = ${help} and id = ${id}`.execute(rt.database.db);
+    const r = await generateChannelWiki(deps, help, { mode: 'incremental', now: new Date(now.getTime() + 9_000_000) });
+    expect(r.skipped).toBeUndefined();
+    expect(r.rebuiltBecause.stale).toBe(citing.length);
+    expect(r.rebuiltPageIds.sort()).toEqual([...citing].sort());
+    expect(r.citations.verified).toBe(r.citations.total);
+    // The stored sources now hold the edited message: the next run has nothing to do.
+    const again = await generateChannelWiki(deps, help, {
+      mode: 'incremental',
+      now: new Date(now.getTime() + 9_100_000),
+    });
+    expect(again.skipped).toBe(true);
   });
 });

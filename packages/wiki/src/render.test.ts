@@ -319,6 +319,7 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
 });
 
 describe('renderChannelWiki (handcrafted)', () => {
+  const msgAt = (id: string, text: string) => msg(id, text);
   const msg = (id: string, text: string, author = 'Ann'): SourceMessage => ({
     id,
     channel_id: 'C1',
@@ -404,5 +405,74 @@ describe('renderChannelWiki (handcrafted)', () => {
       input([cluster('a', [facts[0]!]), cluster('b', [{ ...facts[0]!, id: 'f9' }])]),
     ).structure;
     expect(ids(twin)).toEqual(['topic-postgres', 'topic-postgres-2']);
+  });
+
+  it('FAQ: a same-thread reply answers only when it shares a telling word, not just the channel subject or a name', () => {
+    const thread = (id: string, text: string, author: string, day: number): SourceMessage => ({
+      ...msg(id, text, author),
+      timestamp: `2026-01-0${day}T1${id.length % 10}:00:00.000Z`,
+      permalink: `https://x.slack.com/archives/C1/p${id}?thread_ts=100.1`,
+    });
+    const q1 = thread('q1', 'Can a Postgres replica lag behind during vacuum?', 'Ann', 2);
+    const a1 = thread('a1', 'Yes, replica lag grows during vacuum on big tables.', 'Bob', 3);
+    const q2 = thread('q2', 'Does anyone use Postgres with Ann?', 'Cid', 4);
+    const a2 = thread('a2', 'Postgres is what Ann set up for the team.', 'Bob', 5);
+    const at1 = (id: string, text: string) => ({ ...msg(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    // A channel about Postgres: the word is on most facts, so it tells nothing.
+    const filler = Array.from({ length: 40 }, (_, i) =>
+      fact(`p${i}`, at1(`pm${i}`, `Postgres note ${i}`), `Postgres note ${i}.`, ['postgres']),
+    );
+    const faqFacts = [
+      fact('fq1', q1, 'Ann asked: "Can a Postgres replica lag behind during vacuum?"', ['postgres'], {
+        fact_type: 'question',
+      }),
+      fact('fa1', a1, 'Replica lag grows during vacuum on big tables.', ['postgres']),
+      fact('fq2', q2, 'Cid asked: "Does anyone use Postgres with Ann?"', ['postgres'], { fact_type: 'question' }),
+      fact('fa2', a2, 'Postgres is what Ann set up for the team.', ['postgres']),
+    ];
+    const all = [...faqFacts, ...filler];
+    const { pages } = renderChannelWiki({
+      ...input([]),
+      facts: all,
+      messages: new Map(
+        [q1, a1, q2, a2, ...filler.map((f) => at1(f.source_message_id, f.memory_text))].map((m) => [m.id, m]),
+      ),
+    });
+    const faq = pages.find((p) => p.id === 'faq')!.content;
+    const answered = faq.split('## Open questions')[0]!;
+    const open = faq.split('## Open questions')[1]!;
+    expect(answered).toContain('Can a Postgres replica lag behind during vacuum?');
+    expect(answered).toContain('Replica lag grows during vacuum on big tables. (Bob)');
+    // q2 shares only "postgres" (on most facts) and a person's name with the reply: left open, not mis-answered.
+    expect(open).toContain('Does anyone use Postgres with Ann?');
+    expect(answered).not.toContain('what Ann set up');
+  });
+
+  it('names a topic after a telling tag, not the channel itself or a tag on most of its facts', () => {
+    const msg = (id: string, text: string) => ({ ...msgAt(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    const many = Array.from({ length: 60 }, (_, i) =>
+      fact(`g${i}`, msg(`gm${i}`, `Dev note ${i} about kafka`), `Dev note ${i} about kafka.`, ['dev', 'kafka']),
+    );
+    const members = [
+      fact('h1', msg('hm1', 'Kafka retention is seven days for logs'), 'Kafka retention is seven days.', [
+        'dev',
+        'kafka',
+        'retention',
+      ]),
+      fact('h2', msg('hm2', 'Kafka retention moved to size based'), 'Kafka retention moved to size based.', [
+        'dev',
+        'kafka',
+        'retention',
+      ]),
+    ];
+    const all = [...many, ...members];
+    const { structure } = renderChannelWiki({
+      ...input([cluster('r', members)]),
+      facts: all,
+      messages: new Map([...all].map((f) => [f.source_message_id, msg(f.source_message_id, f.memory_text)])),
+    });
+    const topics = structure.pages.find((n) => n.id === 'topics')!.children;
+    // "dev" is the channel, "kafka" is on every fact: the topic is Retention.
+    expect(topics.map((n) => n.title)).toEqual(['Retention']);
   });
 });

@@ -278,10 +278,24 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
 
 /**
  * Names the clusters: titles from the most common topic/entity tags of their members, slugs unique within
- * the channel (a taken slug gets the next tag appended, then a number). Deterministic for the same
+ * the channel (a taken slug gets the next tag appended, then a number). Tags that say nothing about one topic of
+ * the channel are passed over when another tag exists: the channel's own name (`clojure` in #clojure) and, in a
+ * channel of 50 facts or more, tags on at least a fifth of its facts; tags on two or more members go before tags on
+ * one. Deterministic for the same
  * members: clusters are named in order of size, then of their sorted member ids.
  */
-function nameClusters(entries: RenderInput['clusters'], persons: ReadonlySet<string>): Named[] {
+function nameClusters(
+  entries: RenderInput['clusters'],
+  persons: ReadonlySet<string>,
+  channel: { name: string; facts: readonly WikiFact[] },
+): Named[] {
+  const channelKey = slugify(channel.name);
+  const generic = new Set(
+    rankedTags(channel.facts)
+      .filter((t) => channel.facts.length >= 50 && t.count >= 0.2 * channel.facts.length)
+      .map((t) => t.key),
+  );
+  const weak = (key: string) => generic.has(key) || slugify(key) === channelKey;
   const byId = new Map(entries.map((e) => [e.cluster.id, e]));
   const memberKey = (e: RenderInput['clusters'][number]) => [...e.cluster.member_ids].sort().join(',');
   const order = (a: RenderInput['clusters'][number], b: RenderInput['clusters'][number]) =>
@@ -291,7 +305,11 @@ function nameClusters(entries: RenderInput['clusters'], persons: ReadonlySet<str
   const used = new Set<string>();
   const named = new Map<string, Named>();
   const name = (e: RenderInput['clusters'][number], exclude: Set<string>): Named => {
-    const tags = rankedTags(e.facts).filter((t) => !exclude.has(t.key) && !persons.has(t.key));
+    const tags = rankedTags(e.facts)
+      .filter((t) => !exclude.has(t.key) && !persons.has(t.key))
+      .map((t, i) => ({ t, i, rank: (weak(t.key) ? 2 : 0) + (t.count >= 2 ? 0 : 1) }))
+      .sort((a, b) => a.rank - b.rank || a.i - b.i)
+      .map((x) => x.t);
     const first = tags[0];
     let title = first ? first.display : 'Miscellaneous';
     let slug = slugify(title);
@@ -406,7 +424,7 @@ export function renderPages(
   const facts = input.facts.filter((f) => f.channel_id === input.channel.id || !f.channel_id);
   const live = facts.filter((f) => !f.superseded_by);
   const persons = personNames(input);
-  const named = nameClusters(input.clusters, persons);
+  const named = nameClusters(input.clusters, persons, { name: input.channel.name, facts: live });
 
   // Topic and sub-topic pages.
   const topicPages: WikiPage[] = [];
@@ -695,14 +713,60 @@ export function threadKey(fact: Pick<WikiFact, 'permalink' | 'source_message_id'
 const ANSWER_TYPES = new Set<WikiFact['fact_type']>(['decision', 'observation', 'opinion']);
 
 /**
- * The answer of a question fact among later facts by another author within 14 days: preferably in the
- * question's thread (threadKey) and soon after it, else sharing at least 3 content words (or 2 and a tag).
- * Statements (decision, observation, opinion) are preferred over action items. null when none qualifies.
+ * Content words that tell facts of a channel apart: contentTokens minus the names of the channel's authors (fact texts
+ * name their authors) and minus words found in more than 3% of its facts (at least 2), such as the channel's own
+ * subject ("clojure" in #clojure). Two facts sharing only such words are not about the same thing.
  */
-function findAnswer(q: WikiFact, candidates: readonly WikiFact[]): WikiFact | null {
+function informativeTokens(facts: readonly WikiFact[]): {
+  informative: (f: WikiFact) => Set<string>;
+  all: (f: WikiFact) => Set<string>;
+} {
+  const names = new Set<string>();
+  for (const f of facts) for (const t of contentTokens(f.author_name)) names.add(t);
+  const sets = new Map<string, Set<string>>();
+  const df = new Map<string, number>();
+  for (const f of facts) {
+    const toks = new Set([...contentTokens(f.memory_text)].filter((t) => !names.has(t)));
+    sets.set(f.id, toks);
+    for (const t of toks) df.set(t, (df.get(t) ?? 0) + 1);
+  }
+  const limit = Math.max(2, Math.ceil(0.03 * facts.length));
+  const cache = new Map<string, Set<string>>();
+  const all = (f: WikiFact) => {
+    let toks = sets.get(f.id);
+    if (!toks) {
+      toks = new Set([...contentTokens(f.memory_text)].filter((t) => !names.has(t)));
+      sets.set(f.id, toks);
+    }
+    return toks;
+  };
+  const informative = (f: WikiFact) => {
+    let out = cache.get(f.id);
+    if (!out) {
+      out = new Set([...all(f)].filter((t) => (df.get(t) ?? 0) <= limit));
+      cache.set(f.id, out);
+    }
+    return out;
+  };
+  return { informative, all };
+}
+
+/**
+ * The answer of a question fact among later facts by another author within 14 days: in the question's thread
+ * (threadKey) and sharing at least one informative word (informativeTokens) or three content words, preferably soon
+ * after it; else, outside
+ * the thread, sharing at least 3 informative words (or 2 and a tag). Statements (decision, observation, opinion) are
+ * preferred over action items. null when none qualifies (the question is listed as open).
+ */
+function findAnswer(
+  q: WikiFact,
+  candidates: readonly WikiFact[],
+  tokensOf: ReturnType<typeof informativeTokens>,
+): WikiFact | null {
   const qt = Date.parse(q.message_ts);
   const qThread = threadKey(q);
-  const qTokens = contentTokens(q.memory_text);
+  const qTokens = tokensOf.informative(q);
+  const qAll = tokensOf.all(q);
   const qTags = new Set([...q.topic_tags, ...q.entity_tags].map((t) => t.toLowerCase()));
   let best: WikiFact | null = null;
   let bestScore = Number.NEGATIVE_INFINITY;
@@ -711,9 +775,9 @@ function findAnswer(q: WikiFact, candidates: readonly WikiFact[]): WikiFact | nu
     if (!(at > qt && at - qt <= FAQ_WINDOW_MS) || a.author_name === q.author_name) continue;
     if (a.source_message_id === q.source_message_id) continue;
     const sameThread = threadKey(a) === qThread ? 1 : 0;
-    const o = overlap(qTokens, contentTokens(a.memory_text));
+    const o = overlap(qTokens, tokensOf.informative(a));
     const tags = overlap(qTags, new Set([...a.topic_tags, ...a.entity_tags].map((t) => t.toLowerCase())));
-    if (sameThread ? o + tags === 0 : o < 3 && !(o >= 2 && tags >= 1)) continue;
+    if (sameThread ? o === 0 && overlap(qAll, tokensOf.all(a)) < 3 : o < 3 && !(o >= 2 && tags >= 1)) continue;
     const score =
       sameThread * 3 +
       Math.min(o, 5) * 0.2 +
@@ -739,11 +803,12 @@ function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
   const answered: string[] = [];
   const open: string[] = [];
   const drawn: WikiFact[] = [];
+  const tokensOf = informativeTokens(live);
   for (const q of questions) {
     const qLine = cites.claim(q);
     if (!qLine) continue;
     drawn.push(q);
-    const a = findAnswer(q, answersPool);
+    const a = findAnswer(q, answersPool, tokensOf);
     const aLine = a ? cites.claim(a, `${factText(a)} (${a.author_name})`) : null;
     if (a && aLine) {
       drawn.push(a);

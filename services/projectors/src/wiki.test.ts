@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { AtlasError, loadConfig } from '@atlas/core';
+import { AtlasError, loadConfig, type StoredEvent } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan } from '../../cli/src/commands/import.js';
 import { openRuntime, projectorLag, type Runtime, startProjectors, waitForProjectors } from './runtime.js';
-import { nextCronRun, startWikiScheduler, type WikiScheduler } from './wiki.js';
+import { nextCronRun, startWikiScheduler, type WikiScheduler, wikiProjector } from './wiki.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 /** Messages of #help held back from the first import: the "next sync". */
@@ -99,6 +99,38 @@ describe('wiki triggers (wiki projector + scheduler) on real data', () => {
     expect((await rt.wiki.status(help)).is_stale).toBe(false);
     expect((await rt.wiki.versions(help, 1))[0]!.version_number).toBe(v!.version_number);
   }, 60_000);
+
+  it('the projector marks a channel for facts, and for an emptied message only when the wiki was built from it', async () => {
+    const cited = (await rt.wiki.sources(help)).find((r) => r.kind === 'message')!.id;
+    const other = (await rt.documents.listChannels()).find((c) => c.id !== help)!.id;
+    const event = (channelId: string, sourceMessageId: string, facts: unknown[]) =>
+      ({
+        type: 'FactsExtracted',
+        key: channelId,
+        topic: 'atlas.facts',
+        partition: 0,
+        offset: 0,
+        timestamp: 0,
+        data: { channelId, sourceMessageId, messageId: crypto.randomUUID(), facts },
+      }) as unknown as StoredEvent;
+    const marked = async (events: StoredEvent[]) => {
+      const before = new Map(
+        await Promise.all([help, other].map(async (c) => [c, await rt.wiki.staleSeq(c)] as const)),
+      );
+      await wikiProjector.handle(events, { wiki: rt.wiki });
+      const out: string[] = [];
+      for (const c of [help, other]) if ((await rt.wiki.staleSeq(c)) !== before.get(c)) out.push(c);
+      return out;
+    };
+    // An emptied message no wiki was generated from (never had facts): nothing to do.
+    expect(await marked([event(help, 'never-cited', []), event(other, 'never-cited', [])])).toEqual([]);
+    // An emptied message the current wiki cites (edited or deleted): that channel only.
+    expect(await marked([event(help, cited, [])])).toEqual([help]);
+    // New facts: their channel.
+    expect(await marked([event(other, 'x', [{ factId: crypto.randomUUID() }])])).toEqual([other]);
+    await rt.wiki.clearStale(help, await rt.wiki.staleSeq(help));
+    await rt.wiki.clearStale(other, await rt.wiki.staleSeq(other));
+  });
 
   it('the daily rebuild is due at the next 02:00 UTC; `off` disables it; a bad expression is refused', () => {
     expect(nextCronRun('0 2 * * *', new Date('2026-11-22T10:37:00Z'))?.toISOString()).toBe('2026-11-23T02:00:00.000Z');
