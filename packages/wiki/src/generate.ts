@@ -24,7 +24,6 @@ import {
 } from './clusters.js';
 import {
   checkWikiCitations,
-  GRAPH_UNAVAILABLE_NOTICE,
   renderPages,
   type WikiDecision,
   type WikiPage,
