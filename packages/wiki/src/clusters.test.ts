@@ -5,6 +5,7 @@ import { LocalSentenceEncoder } from '@atlas/providers';
 import { describe, expect, it } from 'vitest';
 import {
   assignFacts,
+  authorCentred,
   type ClusterParams,
   clusterStats,
   coherence,
@@ -303,4 +304,41 @@ describe('real data: #clojure 2018-02-04, local sentence encoder', () => {
     expect(Math.max(...clusters.map((c) => c.member_ids.length))).toBeLessThan(fs.length / 4);
     expect(s.topicShare).toBeGreaterThanOrEqual(0.9);
   }, 30_000);
+});
+
+describe('authorCentred', () => {
+  const unit = (v: number[]) => {
+    const n = Math.hypot(...v);
+    return v.map((x) => x / n);
+  };
+  const cos = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+  // Author A writes in one "voice" (the x axis) about two topics (y and z); B writes about topic y.
+  const vectors = new Map<string, number[]>([
+    ['a1', unit([1, 0.3, 0])],
+    ['a2', unit([1, 0, 0.3])],
+    ['a3', unit([1, 0.1, 0.1])],
+    ['b1', unit([0.2, 1, 0])],
+  ]);
+  const authorOf = new Map([
+    ['a1', 'A'],
+    ['a2', 'A'],
+    ['a3', 'A'],
+    ['b1', 'B'],
+  ]);
+
+  it("moves a prolific author's facts apart and towards others' facts on their topic; unit length", () => {
+    const out = authorCentred(['a1', 'a2', 'b1'], vectors, authorOf);
+    expect(cos(out.get('a1')!, out.get('a2')!)).toBeLessThan(cos(vectors.get('a1')!, vectors.get('a2')!) - 0.1);
+    expect(cos(out.get('a1')!, out.get('b1')!)).toBeGreaterThan(cos(vectors.get('a1')!, vectors.get('b1')!));
+    for (const v of out.values()) expect(Math.hypot(...v)).toBeCloseTo(1, 9);
+    // B has one fact (< minFacts): unchanged; ids not asked for are not returned.
+    expect(out.get('b1')).toEqual(vectors.get('b1'));
+    expect(out.has('a3')).toBe(false);
+  });
+
+  it('leaves vectors as they are with beta 0, and skips ids without a vector', () => {
+    const out = authorCentred(['a1', 'nope'], vectors, authorOf, { beta: 0, minFacts: 3 });
+    expect(out.get('a1')).toEqual(vectors.get('a1'));
+    expect(out.has('nope')).toBe(false);
+  });
 });

@@ -91,6 +91,59 @@ export const DEFAULT_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
   center: true,
 });
 
+/**
+ * Author centring, applied to fact vectors before clustering (generate.ts): v' = unit(v - beta * a), `a` the mean of
+ * the unit vectors of all the channel's facts by the same author, for authors with at least `minFacts` facts.
+ * Why: fact texts name their author ("noisesmith would avoid ..."), and the encoder places a prolific author's facts
+ * close together whatever they are about, so topics came out as one person's voice. Measured on the 3 busiest
+ * Clojurians channels (clusters after a full pass, size-weighted share of each cluster's commonest author): beta 0:
+ * 0.38, 0.53, 0.59; beta 0.5: 0.20, 0.32, 0.44, with the same cluster counts (30/31, 24/24, 18/15) and clusters that
+ * read as topics (installing and upgrading leiningen; java interop) instead of one author's afternoon.
+ */
+export const AUTHOR_CENTRING = Object.freeze({ beta: 0.5, minFacts: 3 });
+
+/**
+ * Author-centred vectors (AUTHOR_CENTRING) of the facts in `ids`: `vectors` must hold the vectors of every fact of
+ * the channel by those facts' authors (the author means are taken over them); `authorOf` maps fact id to author.
+ * Facts whose author has fewer than `minFacts` facts with vectors keep their vector. Returns unit vectors.
+ */
+export function authorCentred(
+  ids: Iterable<string>,
+  vectors: ReadonlyMap<string, readonly number[]>,
+  authorOf: ReadonlyMap<string, string>,
+  opts: { beta: number; minFacts: number } = AUTHOR_CENTRING,
+): Map<string, number[]> {
+  const sums = new Map<string, { sum: number[]; n: number }>();
+  for (const [id, v] of vectors) {
+    const a = authorOf.get(id);
+    if (a === undefined) continue;
+    let s = sums.get(a);
+    if (!s) {
+      s = { sum: new Array<number>(v.length).fill(0), n: 0 };
+      sums.set(a, s);
+    }
+    for (let i = 0; i < v.length; i++) s.sum[i]! += v[i]!;
+    s.n++;
+  }
+  const out = new Map<string, number[]>();
+  for (const id of ids) {
+    const v = vectors.get(id);
+    if (!v) continue;
+    const s = sums.get(authorOf.get(id) ?? '');
+    if (!s || s.n < opts.minFacts) {
+      out.set(id, [...v]);
+      continue;
+    }
+    const w = v.map((x, i) => x - (opts.beta * s.sum[i]!) / s.n);
+    const norm = Math.hypot(...w) || 1;
+    out.set(
+      id,
+      w.map((x) => x / norm),
+    );
+  }
+  return out;
+}
+
 /** A fact to cluster: its id, its channel and its embedding. */
 export interface FactVector {
   id: string;

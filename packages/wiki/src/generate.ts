@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import {
   assignFacts,
+  authorCentred,
   type ClusterStats,
   clusterStats,
   DEFAULT_CLUSTER_PARAMS,
@@ -281,11 +282,20 @@ export async function generateChannelWiki(
     );
     const { people, decisions } = graph;
     const userNames = digests.authors;
-    // Incremental: vectors of the facts in no stored cluster only (assignFacts needs no member vectors).
+    // Incremental: vectors of the facts in no stored cluster, and of the other facts of their authors (for the
+    // author means of AUTHOR_CENTRING); assignFacts needs no member vectors.
     const factIds = new Set(facts.map((f) => f.id));
     const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
-    const vectors = await deps.vectors.vectorsOf(
-      facts.filter((f) => mode === 'full' || !storedMembers.has(f.id)).map((f) => f.id),
+    const fresh = facts.filter((f) => mode === 'full' || !storedMembers.has(f.id));
+    const freshAuthors = new Set(fresh.map((f) => f.author_name));
+    const authorOf = new Map(facts.map((f) => [f.id, f.author_name]));
+    const rawVectors = await deps.vectors.vectorsOf(
+      (mode === 'full' ? facts : facts.filter((f) => freshAuthors.has(f.author_name))).map((f) => f.id),
+    );
+    const vectors = authorCentred(
+      fresh.map((f) => f.id),
+      rawVectors,
+      authorOf,
     );
     const tRead = performance.now();
 
@@ -302,26 +312,15 @@ export async function generateChannelWiki(
       clusters = healthPass(assigned.clusters, vectors, DEFAULT_CLUSTER_PARAMS).clusters;
       touched = new Set(clusters.map((c) => c.id));
     } else {
-      // Members whose fact is gone leave their cluster: that cluster is touched, its centroid recomputed. A member
-      // whose fact changed stays, and its cluster is touched (its page shows the fact).
+      // Members whose fact is gone leave their cluster (centroid kept until the daily rebuild); a cluster left empty
+      // goes. Either way, and when a member's fact changed, the cluster is touched (its page shows the facts).
       touched = new Set<string>();
       const kept: TopicCluster[] = [];
-      const shrunk: TopicCluster[] = [];
       for (const c of stored) {
         const live = c.member_ids.filter((id) => factIds.has(id));
-        if (c.member_ids.some((id) => delta.changedFacts.has(id))) touched.add(c.id);
-        if (live.length === c.member_ids.length) kept.push(c);
-        else {
+        if (live.length !== c.member_ids.length || c.member_ids.some((id) => delta.changedFacts.has(id)))
           touched.add(c.id);
-          if (live.length > 0) shrunk.push({ ...c, member_ids: live });
-        }
-      }
-      if (shrunk.length > 0) {
-        const memberVectors = await deps.vectors.vectorsOf(shrunk.flatMap((c) => c.member_ids));
-        for (const c of shrunk) {
-          const live = c.member_ids.filter((id) => memberVectors.has(id));
-          if (live.length > 0) kept.push(recomputed({ ...c, member_ids: live }, memberVectors));
-        }
+        if (live.length > 0) kept.push(live.length === c.member_ids.length ? c : { ...c, member_ids: live });
       }
       const assigned = assignFacts(kept, fvs, DEFAULT_CLUSTER_PARAMS);
       clusters = assigned.clusters;
@@ -727,26 +726,6 @@ function canonical(v: unknown): string {
         )
       : x,
   );
-}
-
-/** The cluster with centroid and coherence recomputed from its members' vectors. */
-function recomputed(c: TopicCluster, vectors: ReadonlyMap<string, readonly number[]>): TopicCluster {
-  const dim = vectors.get(c.member_ids[0]!)?.length ?? 0;
-  const sum = new Array<number>(dim).fill(0);
-  for (const id of c.member_ids) {
-    const v = vectors.get(id)!;
-    for (let i = 0; i < dim; i++) sum[i]! += v[i]!;
-  }
-  const n = Math.hypot(...sum) || 1;
-  const centroid = sum.map((x) => x / n);
-  let cos = 0;
-  for (const id of c.member_ids) {
-    const v = vectors.get(id)!;
-    let d = 0;
-    for (let i = 0; i < dim; i++) d += v[i]! * centroid[i]!;
-    cos += d;
-  }
-  return { ...c, centroid, coherence: Math.max(0, Math.min(1, cos / c.member_ids.length)) };
 }
 
 /** A memory (detail form plus permalink, as DocumentStore.getMemories answers) as the wiki reads it. */
