@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
 import { citationFor, verifyCitation } from './citations.js';
+import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
 import { toWikiFact } from './generate.js';
 import {
   checkWikiCitations,
@@ -320,38 +321,10 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
 
 describe('renderChannelWiki (handcrafted)', () => {
   const msgAt = (id: string, text: string) => msg(id, text);
-  const msg = (id: string, text: string, author = 'Ann'): SourceMessage => ({
-    id,
-    channel_id: 'C1',
-    channel_name: 'dev',
-    author,
-    timestamp: `2026-01-0${id.slice(-1)}T10:00:00.000Z`,
-    text,
-    permalink: `https://x.slack.com/archives/C1/p${id}`,
-    attachments: [],
-  });
-  const fact = (
-    id: string,
-    m: SourceMessage,
-    text: string,
-    tags: string[],
-    over: Partial<WikiFact> = {},
-  ): WikiFact => ({
-    id,
-    channel_id: 'C1',
-    memory_text: text,
-    quality_score: 0.8,
-    importance: 'medium',
-    fact_type: 'observation',
-    topic_tags: tags,
-    entity_tags: [],
-    author_name: m.author,
-    message_ts: m.timestamp,
-    source_message_id: m.id,
-    permalink: m.permalink,
-    superseded_by: null,
-    ...over,
-  });
+  // The day of January is the id's last digit.
+  const msg = (id: string, text: string, author = 'Ann'): SourceMessage =>
+    sourceMessage(id, Number(id.slice(-1)), text, author);
+  const fact = wikiFact;
   const m1 = msg('m1', 'We store events in Postgres [2] since March.');
   const m2 = msg('m2', 'Kafka carries the change stream to the sink.', 'Bob');
   const m3 = msg('m3', 'lunch?', 'Cid');
@@ -360,17 +333,8 @@ describe('renderChannelWiki (handcrafted)', () => {
     fact('f2', m2, 'Kafka carries the change stream.', ['kafka']),
     fact('f3', m3, 'The team decided to migrate to Oracle.', ['postgres'], { fact_type: 'decision' }),
   ];
-  const cluster = (id: string, members: WikiFact[]): RenderInput['clusters'][number] => ({
-    cluster: {
-      id,
-      channel_id: 'C1',
-      centroid: [1],
-      member_ids: members.map((f) => f.id),
-      coherence: 1,
-      parent_id: null,
-    },
-    facts: members,
-  });
+  const cluster = (id: string, members: WikiFact[]) => clusterOf(id, members);
+
   const input = (clusters: RenderInput['clusters']): RenderInput => ({
     channel: { id: 'C1', name: 'dev', platform: 'platform_a' },
     clusters,

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AtlasError } from '@atlas/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
 import { checkWikiCitations, citationMarkers, type RenderInput, renderChannelWiki, type WikiPage } from './render.js';
 import {
   citedSummary,
@@ -11,36 +12,13 @@ import {
   type WikiSummarizer,
   withSummary,
 } from './summarize.js';
-import type { SourceMessage, WikiFact } from './types.js';
+import type { SourceMessage } from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A small hand-made channel: a Postgres topic (with a sub-topic) and a Kafka topic.
 
-const msg = (id: string, day: number, text: string, author: string): SourceMessage => ({
-  id,
-  channel_id: 'C1',
-  channel_name: 'dev',
-  author,
-  timestamp: `2026-01-${String(day).padStart(2, '0')}T10:00:00.000Z`,
-  text,
-  permalink: `https://x.slack.com/archives/C1/p${id}`,
-  attachments: [],
-});
-const fact = (id: string, m: SourceMessage, text: string, tags: string[]): WikiFact => ({
-  id,
-  channel_id: 'C1',
-  memory_text: text,
-  quality_score: 0.8,
-  importance: 'medium',
-  fact_type: 'observation',
-  topic_tags: tags,
-  entity_tags: [],
-  author_name: m.author,
-  message_ts: m.timestamp,
-  source_message_id: m.id,
-  permalink: m.permalink,
-  superseded_by: null,
-});
+const msg = (id: string, day: number, text: string, author: string) => sourceMessage(id, day, text, author);
+const fact = (id: string, m: SourceMessage, text: string, tags: string[]) => wikiFact(id, m, text, tags);
 const messages = [
   msg('m1', 1, 'We store all events in Postgres since March.', 'Ann'),
   msg('m2', 2, 'Postgres replication lag stays under one second on the primary.', 'Bob'),
@@ -58,17 +36,7 @@ const facts = [
   fact('f5', m5!, 'Kafka carries the change stream to the sink.', ['kafka']),
   fact('f6', m6!, 'Kafka topics keep seven days of retention.', ['kafka']),
 ];
-const cluster = (id: string, members: WikiFact[], parent: string | null = null): RenderInput['clusters'][number] => ({
-  cluster: {
-    id,
-    channel_id: 'C1',
-    centroid: [1],
-    member_ids: members.map((f) => f.id),
-    coherence: 1,
-    parent_id: parent,
-  },
-  facts: members,
-});
+const cluster = clusterOf;
 const input: RenderInput = {
   channel: { id: 'C1', name: 'dev', platform: 'platform_a' },
   clusters: [
