@@ -21,6 +21,13 @@ describe('resolvePronouns', () => {
     ["we've moved to deps.edn and we're happy", 'Alice and team have moved to deps.edn and Alice and team are happy'],
     ['I dont know, I recently dove in', "Alice doesn't know, Alice recently dove in"],
     ['i.e. nothing changes', 'i.e. nothing changes'],
+    // Code is left alone: symbols, keywords, identifiers and backtick spans.
+    [
+      "I ran (require 'my-namespace :reload-all) on my laptop",
+      "Alice ran (require 'my-namespace :reload-all) on Alice's laptop",
+    ],
+    ['we read :my/key and my_var from our.core', 'Alice and team read :my/key and my_var from our.core'],
+    ['my fix: `(let [me 1 my 2] (+ me my))`', "Alice's fix: `(let [me 1 my 2] (+ me my))`"],
   ])('%s → %s', (input, output) => {
     expect(resolvePronouns(input, 'Alice')).toBe(output);
   });

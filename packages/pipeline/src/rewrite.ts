@@ -104,11 +104,28 @@ export const thirdPerson = (word: string): string => {
 const conjugate = (w1: string, s2: string | undefined, w2: string | undefined): string =>
   ADVERBS.has(w1.toLowerCase()) && w2 ? `${w1}${s2}${thirdPerson(w2)}` : `${thirdPerson(w1)}${s2 ?? ''}${w2 ?? ''}`;
 
+/** Not inside an identifier or a code symbol: `my-namespace`, `'my-ns`, `:my/key`, `my_var`, `our.core`. */
+const NOT_CODE_BEFORE = String.raw`(?<![\w'’\-/.:_])`;
+const NOT_CODE_AFTER = String.raw`(?![\w\-/_]|[.:]\w)`;
+const word = (w: string, flags = 'g') => new RegExp(`${NOT_CODE_BEFORE}\\b(?:${w})\\b${NOT_CODE_AFTER}`, flags);
+const MY = word('[Mm]y');
+const ME = word('me|myself');
+const OUR = word('[Oo]ur');
+const WE = word('[Ww]e');
+
 /**
  * Rewrites first person to the author (`I'll upgrade` → `Alice will upgrade`, `I think` → `Alice thinks`,
- * `my` → `Alice's`, `we've` → `Alice and team have`). Leaves quoted or questioned text alone (the caller decides).
+ * `my` → `Alice's`, `we've` → `Alice and team have`). Leaves quoted or questioned text alone (the caller decides),
+ * and code alone: backtick spans, and words that are part of an identifier or symbol (`(require 'my-namespace)`,
+ * `:my/key`, `my_var`).
  */
-export const resolvePronouns = (s: string, author: string): string => {
+export const resolvePronouns = (s: string, author: string): string =>
+  s
+    .split(/(`[^`]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : resolveProse(part, author)))
+    .join('');
+
+const resolveProse = (s: string, author: string): string => {
   const team = `${author} and team`;
   return s
     .replace(/\b[Ii]['’]?m\b/g, `${author} is`)
@@ -119,10 +136,10 @@ export const resolvePronouns = (s: string, author: string): string => {
       /\b[Ww]e['’](re|ve|ll|d)\b/g,
       (_m, c: string) => `${team} ${{ re: 'are', ve: 'have', ll: 'will', d: 'would' }[c]}`,
     )
-    .replace(/\b[Mm]y\b/g, `${author}'s`)
-    .replace(/\b(me|myself)\b/g, author)
-    .replace(/\b[Oo]ur\b/g, 'their')
-    .replace(/\b[Ww]e\b/g, team)
+    .replace(MY, `${author}'s`)
+    .replace(ME, author)
+    .replace(OUR, 'their')
+    .replace(WE, team)
     .replace(
       /(?<![\w.])[Ii](?![\w’']|\.\w)(\s+)([\w'’]+)(\s+)?([\w'’]+)?/g,
       (_m, s1: string, w1: string, s2?: string, w2?: string) => `${author}${s1}${conjugate(w1, s2, w2)}`,
