@@ -439,4 +439,28 @@ describe('renderChannelWiki (handcrafted)', () => {
     // "dev" is the channel, "kafka" is on every fact: the topic is Retention.
     expect(topics.map((n) => n.title)).toEqual(['Retention']);
   });
+
+  it("a topic's summary says what else it covers and who speaks in it, then cites its best short key fact", () => {
+    const ms = [
+      msg('k1', 'Kafka retention is seven days for logs', 'Bob'),
+      msg('k2', 'Kafka retention moved to size based', 'Bob'),
+      msg('k3', 'Kafka compaction keeps the last value per key', 'Bob'),
+      msg('k4', 'Kafka compaction runs in the log cleaner', 'Ann'),
+    ];
+    const members = [
+      fact('c1', ms[0]!, 'Kafka retention is seven days for logs.', ['kafka', 'retention']),
+      fact('c2', ms[1]!, 'Kafka retention moved to size based.', ['kafka', 'retention']),
+      fact('c3', ms[2]!, 'Kafka compaction keeps the last value per key.', ['kafka', 'compaction']),
+      fact('c4', ms[3]!, 'Kafka compaction runs in the log cleaner.', ['kafka', 'compaction']),
+    ];
+    const { pages } = renderChannelWiki({
+      ...input([cluster('k', members)]),
+      facts: members,
+      messages: new Map(ms.map((m) => [m.id, m])),
+    });
+    const page = pages.find((p) => p.id === 'topic-kafka')!;
+    expect(page.summary).toMatch(/^Covers Compaction and Retention, mostly from Bob\. .+ \[1\]\.$/);
+    expect(page.content.split('\n')[2]).toBe(page.summary);
+    expect(checkWikiCitations([page], new Map(ms.map((m) => [m.id, m]))).verified).toBe(page.citations.length);
+  });
 });

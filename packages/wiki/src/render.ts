@@ -277,25 +277,67 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
 }
 
 /**
- * Names the clusters: titles from the most common topic/entity tags of their members, slugs unique within
- * the channel (a taken slug gets the next tag appended, then a number). Tags that say nothing about one topic of
- * the channel are passed over when another tag exists: the channel's own name (`clojure` in #clojure) and, in a
- * channel of 50 facts or more, tags on at least a fifth of its facts; tags on two or more members go before tags on
- * one. Deterministic for the same
- * members: clusters are named in order of size, then of their sorted member ids.
+ * Tags that say nothing about one topic of a channel: its own name (`clojure` in #clojure) and, in a channel of 50
+ * facts or more, tags on at least a fifth of its facts.
  */
-function nameClusters(
-  entries: RenderInput['clusters'],
-  persons: ReadonlySet<string>,
-  channel: { name: string; facts: readonly WikiFact[] },
-): Named[] {
+function weakTags(channel: { name: string; facts: readonly WikiFact[] }): (key: string) => boolean {
   const channelKey = slugify(channel.name);
   const generic = new Set(
     rankedTags(channel.facts)
       .filter((t) => channel.facts.length >= 50 && t.count >= 0.2 * channel.facts.length)
       .map((t) => t.key),
   );
-  const weak = (key: string) => generic.has(key) || slugify(key) === channelKey;
+  return (key) => generic.has(key) || slugify(key) === channelKey;
+}
+
+/** "a", "a and b", "a, b and c". */
+const listOf = (xs: readonly string[]) =>
+  xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`;
+
+/**
+ * What a topic covers besides its title, and who speaks in it: "Covers JSON, Fressian and Nippy, mostly from
+ * alexmiller and noisesmith." (the other tags on two or more of its facts, at most 3, passing over weak tags and
+ * people; "mostly from" the one or two commonest authors when they wrote at least half of 4 or more facts). Empty when
+ * there is nothing to say. Counts only: nothing in it needs a citation.
+ */
+function coverage(
+  facts: readonly WikiFact[],
+  title: string,
+  weak: (key: string) => boolean,
+  persons: ReadonlySet<string>,
+): string {
+  const titleWords = new Set(title.toLowerCase().split(/\s+and\s+/));
+  const tags = rankedTags(facts)
+    .filter((t) => t.count >= 2 && !titleWords.has(t.key) && !weak(t.key) && !persons.has(t.key))
+    .slice(0, 3)
+    .map((t) => t.display);
+  const byAuthor = new Map<string, number>();
+  for (const f of facts) byAuthor.set(f.author_name, (byAuthor.get(f.author_name) ?? 0) + 1);
+  const top = [...byAuthor].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  let who = '';
+  if (facts.length >= 4 && top.length > 1) {
+    const one = top[0]!;
+    const two = top.slice(0, 2);
+    if (one[1] >= facts.length / 2) who = `mostly from ${one[0]}`;
+    else if (two[0]![1] + two[1]![1] >= facts.length / 2) who = `mostly from ${listOf(two.map((x) => x[0]))}`;
+  }
+  if (tags.length && who) return `Covers ${listOf(tags)}, ${who}.`;
+  if (tags.length) return `Covers ${listOf(tags)}.`;
+  return who ? `${who.charAt(0).toUpperCase()}${who.slice(1)}.` : '';
+}
+
+/**
+ * Names the clusters: titles from the most common topic/entity tags of their members, slugs unique within
+ * the channel (a taken slug gets the next tag appended, then a number). Tags that say nothing about one topic of
+ * the channel (`weak`: weakTags) are passed over when another tag exists; tags on two or more members go before tags
+ * on one. Deterministic for the same
+ * members: clusters are named in order of size, then of their sorted member ids.
+ */
+function nameClusters(
+  entries: RenderInput['clusters'],
+  persons: ReadonlySet<string>,
+  weak: (key: string) => boolean,
+): Named[] {
   const byId = new Map(entries.map((e) => [e.cluster.id, e]));
   const memberKey = (e: RenderInput['clusters'][number]) => [...e.cluster.member_ids].sort().join(',');
   const order = (a: RenderInput['clusters'][number], b: RenderInput['clusters'][number]) =>
@@ -424,7 +466,8 @@ export function renderPages(
   const facts = input.facts.filter((f) => f.channel_id === input.channel.id || !f.channel_id);
   const live = facts.filter((f) => !f.superseded_by);
   const persons = personNames(input);
-  const named = nameClusters(input.clusters, persons, { name: input.channel.name, facts: live });
+  const weak = weakTags({ name: input.channel.name, facts: live });
+  const named = nameClusters(input.clusters, persons, weak);
 
   // Topic and sub-topic pages.
   const topicPages: WikiPage[] = [];
@@ -464,9 +507,11 @@ export function renderPages(
     const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MAX);
     const bullets = key.map((f) => cites.claim(f)).filter((l): l is string => l !== null);
     const short = bullets.filter((b) => b.length <= 240);
-    const summaryLines = (short.length ? short : bullets).slice(0, 2).map(sentence);
-    const summary = summaryLines.length ? summaryLines.join(' ') : 'No memory of this topic could be cited yet.';
     const members = n.entry.facts;
+    // A line on what the topic covers and who speaks in it, then its best short key fact.
+    const covers = coverage(members, n.title, weak, persons);
+    const summaryLines = [...(covers ? [covers] : []), ...(short.length ? short : bullets).slice(0, 1).map(sentence)];
+    const summary = bullets.length ? summaryLines.join(' ') : 'No memory of this topic could be cited yet.';
     const authors = new Set(members.map((f) => f.author_name));
     const msgs = new Set(members.map((f) => f.source_message_id));
     const dates = members.map((f) => f.message_ts).sort();
