@@ -1,3 +1,4 @@
+export * from './cache.js';
 export * from './citations.js';
 export * from './clusters.js';
 export * from './generate.js';

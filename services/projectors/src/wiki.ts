@@ -1,6 +1,6 @@
 import { AtlasError, type EntitiesExtracted, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
-import { generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
+import { cachedWikiSink, generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
 import { Cron } from 'croner';
 
 /** What the wiki projector reads and writes: the wiki store's stale flags and its sources (WikiStore). */
@@ -44,16 +44,26 @@ type WikiGeneratorStore = WikiGenerateDeps['wiki'] & { staleChannels(): Promise<
 /**
  * Runs wiki generations in this process, one at a time per channel: a second request for a channel waits for the
  * first and then runs (so a refresh during the scheduler's run of that channel sees its result, never interleaves).
+ * The wiki store is read through cachedWikiSink: the sources, clusters and pages of each channel's current version
+ * stay in memory between runs of this (long-lived) process, and are re-read when another process saved a version.
  */
 export class WikiGenerator {
   private readonly running = new Map<string, Promise<unknown>>();
+  private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore };
 
-  constructor(private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore }) {}
+  constructor(deps: WikiGenerateDeps & { wiki: WikiGeneratorStore }) {
+    this.deps = { ...deps, wiki: cachedWikiSink(deps.wiki) };
+  }
 
-  /** Generates one channel's wiki (generateChannelWiki) after any run of that channel in progress. */
-  generate(channelId: string, mode: 'full' | 'incremental'): Promise<WikiGenerateResult> {
+  /**
+   * Generates one channel's wiki (generateChannelWiki) after any run of that channel in progress. `now`: the
+   * generation time (default: now).
+   */
+  generate(channelId: string, mode: 'full' | 'incremental', now?: Date): Promise<WikiGenerateResult> {
     const before = this.running.get(channelId) ?? Promise.resolve();
-    const run = before.catch(() => undefined).then(() => generateChannelWiki(this.deps, channelId, { mode }));
+    const run = before
+      .catch(() => undefined)
+      .then(() => generateChannelWiki(this.deps, channelId, { mode, ...(now ? { now } : {}) }));
     const tracked = run.finally(() => {
       if (this.running.get(channelId) === tracked) this.running.delete(channelId);
     });

@@ -26,6 +26,9 @@ import { runMigrations } from '../migrate.js';
  * document store only what changed; `wiki_state.source_fingerprint` is the digest of all of them, so an unchanged
  * channel is recognised without reading its sources. `wiki_versions.metadata` holds the generation metadata apart
  * from the snapshot (read without it).
+ *
+ * 0005 (pages written once): a current page's content lives in `wiki_page_revisions` only; `wiki_pages` keeps its
+ * (page id, hash) and `page` is null for rows written since (older rows keep theirs; reads take either).
  */
 export const migrateWiki = (db: Kysely<unknown>) =>
   runMigrations(db, 'wiki', {
@@ -66,6 +69,11 @@ export const migrateWiki = (db: Kysely<unknown>) =>
         await sql`create table if not exists wiki_sources (channel_id text not null, kind text not null, id text not null,
           digest text not null, body text not null, primary key (channel_id, kind, id))`.execute(db);
         await sql`alter table wiki_versions add column if not exists metadata jsonb`.execute(db);
+      },
+    },
+    '0005_wiki_pages_by_revision': {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table wiki_pages alter column page drop not null`.execute(db);
       },
     },
   });

@@ -226,8 +226,8 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       for (let i = 0; i < changed.length; i += CHUNK) {
         const chunk = changed.slice(i, i + CHUNK);
         await sql`insert into wiki_pages (channel_id, page_id, page, updated_at, hash) values ${sql.join(
-          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${json(p)}, ${meta.generatedAt}::timestamptz, ${h})`),
-        )} on conflict (channel_id, page_id) do update set page = excluded.page, updated_at = excluded.updated_at,
+          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, null, ${meta.generatedAt}::timestamptz, ${h})`),
+        )} on conflict (channel_id, page_id) do update set page = null, updated_at = excluded.updated_at,
           hash = excluded.hash`.execute(trx);
         await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
           chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${h}, ${json(p)})`),
@@ -267,15 +267,17 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** The channel's current page `pageId`, or null. */
   async page(channelId: string, pageId: string): Promise<P | null> {
-    const r = await sql<{ page: unknown }>`select page from wiki_pages
-      where channel_id = ${channelId} and page_id = ${pageId}`.execute(this.db);
+    const r = await sql<{ page: unknown }>`select coalesce(p.page, r.page) as page from wiki_pages p
+      left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash
+      where p.channel_id = ${channelId} and p.page_id = ${pageId}`.execute(this.db);
     return r.rows[0] ? parsed<P>(r.rows[0].page) : null;
   }
 
   /** All of the channel's current pages, ordered by page id. */
   async pages(channelId: string): Promise<P[]> {
-    const r = await sql<{ page: unknown }>`select page from wiki_pages where channel_id = ${channelId}
-      order by page_id`.execute(this.db);
+    const r = await sql<{ page: unknown }>`select coalesce(p.page, r.page) as page from wiki_pages p
+      left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash
+      where p.channel_id = ${channelId} order by p.page_id`.execute(this.db);
     return r.rows.map((x) => parsed<P>(x.page));
   }
 
