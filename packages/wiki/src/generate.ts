@@ -35,6 +35,12 @@ import {
 import { summarizeTopicPages, type WikiSummarizer } from './summarize.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
+/**
+ * A memory as DocumentStore.getMemories answers it (detail form plus permalink), the fields the wiki reads: WikiFact
+ * with importance and fact_type as the store's strings.
+ */
+export type MemoryRecord = Omit<WikiFact, 'importance' | 'fact_type'> & { importance: string; fact_type: string };
+
 /** The document store as the generator reads it (structurally the DocumentStore port). */
 export interface WikiDocumentSource {
   listMemories(q: {
@@ -42,26 +48,7 @@ export interface WikiDocumentSource {
     page: number;
     limit: number;
   }): Promise<{ rows: { id: string }[]; total: number }>;
-  getMemories(ids: readonly string[]): Promise<
-    Map<
-      string,
-      {
-        id: string;
-        channel_id: string;
-        memory_text: string;
-        quality_score: number;
-        importance: string;
-        fact_type: string;
-        topic_tags: string[];
-        entity_tags: string[];
-        author_name: string;
-        message_ts: string;
-        source_message_id: string;
-        permalink: string;
-        superseded_by: string | null;
-      }
-    >
-  >;
+  getMemories(ids: readonly string[]): Promise<Map<string, MemoryRecord>>;
   /** The channel's messages with these platform ids (deleted ones left out), as DocumentStore.getMessages. */
   getMessages(
     channelId: string,
@@ -729,21 +716,7 @@ function canonical(v: unknown): string {
 }
 
 /** A memory (detail form plus permalink, as DocumentStore.getMemories answers) as the wiki reads it. */
-export const toWikiFact = (m: {
-  id: string;
-  channel_id: string;
-  memory_text: string;
-  quality_score: number;
-  importance: string;
-  fact_type: string;
-  topic_tags: string[];
-  entity_tags: string[];
-  author_name: string;
-  message_ts: string;
-  source_message_id: string;
-  permalink: string;
-  superseded_by: string | null;
-}): WikiFact => ({
+export const toWikiFact = (m: MemoryRecord): WikiFact => ({
   id: m.id,
   channel_id: m.channel_id,
   memory_text: m.memory_text,

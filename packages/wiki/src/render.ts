@@ -487,7 +487,7 @@ export function renderPages(
   };
   const topicNodes = named.map((n, i) => toNode(n, `7.${i + 1}`, `topic-${n.slug}`, `topic/${n.slug}`, 0));
   const renderTopic = (n: Named, node: WikiNode, parentId: string) => {
-    const kept = keep({
+    const place = {
       id: node.id,
       slug: node.slug,
       title: node.title,
@@ -495,8 +495,8 @@ export function renderPages(
       parent_id: parentId,
       section_number: node.section_number,
       children: node.children,
-      cluster_id: n.entry.cluster.id,
-    });
+    };
+    const kept = keep({ ...place, cluster_id: n.entry.cluster.id });
     if (kept) {
       topicPages.push(kept);
       for (const [j, c] of n.children.entries()) renderTopic(c, node.children[j]!, node.id);
@@ -530,17 +530,7 @@ export function renderPages(
     }
     topicPages.push(
       finishPage(
-        {
-          id: node.id,
-          slug: node.slug,
-          title: node.title,
-          page_type: node.page_type,
-          parent_id: parentId,
-          section_number: node.section_number,
-          memory_count: members.length,
-          last_updated: maxTs(members, generatedAt),
-          children: node.children,
-        },
+        { ...place, memory_count: members.length, last_updated: maxTs(members, generatedAt) },
         `${lines.join('\n')}\n`,
         summary,
         cites,

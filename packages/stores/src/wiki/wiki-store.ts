@@ -105,6 +105,28 @@ const canonical = (v: unknown): string =>
         )
       : x,
   );
+/** The current pages with their content (from the page row, or since 0005 from its revision). */
+const CURRENT_PAGES = sql`select coalesce(p.page, r.page) as page from wiki_pages p
+  left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash`;
+
+/** A wiki_versions row's summary columns as read. */
+type VersionRow = {
+  version_number: number;
+  channel_id: string;
+  generated_at: unknown;
+  archived_at: unknown;
+  page_count: number;
+  model: string;
+};
+const toSummary = (x: VersionRow): WikiVersionSummary => ({
+  version_number: Number(x.version_number),
+  channel_id: x.channel_id,
+  generated_at: iso(x.generated_at)!,
+  archived_at: iso(x.archived_at),
+  page_count: Number(x.page_count),
+  model: x.model,
+});
+
 /** Content hash of a page (sha1 of its canonical JSON). */
 const pageHash = (p: unknown): string => createHash('sha1').update(canonical(p)).digest('hex');
 
@@ -267,17 +289,15 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** The channel's current page `pageId`, or null. */
   async page(channelId: string, pageId: string): Promise<P | null> {
-    const r = await sql<{ page: unknown }>`select coalesce(p.page, r.page) as page from wiki_pages p
-      left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash
-      where p.channel_id = ${channelId} and p.page_id = ${pageId}`.execute(this.db);
+    const r = await sql<{ page: unknown }>`${CURRENT_PAGES} where p.channel_id = ${channelId}
+      and p.page_id = ${pageId}`.execute(this.db);
     return r.rows[0] ? parsed<P>(r.rows[0].page) : null;
   }
 
   /** All of the channel's current pages, ordered by page id. */
   async pages(channelId: string): Promise<P[]> {
-    const r = await sql<{ page: unknown }>`select coalesce(p.page, r.page) as page from wiki_pages p
-      left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash
-      where p.channel_id = ${channelId} order by p.page_id`.execute(this.db);
+    const r = await sql<{ page: unknown }>`${CURRENT_PAGES} where p.channel_id = ${channelId}
+      order by p.page_id`.execute(this.db);
     return r.rows.map((x) => parsed<P>(x.page));
   }
 
@@ -290,36 +310,16 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** The channel's version summaries, newest first, at most `limit` (default 10, spec). */
   async versions(channelId: string, limit = 10): Promise<WikiVersionSummary[]> {
-    const r = await sql<{
-      version_number: number;
-      channel_id: string;
-      generated_at: unknown;
-      archived_at: unknown;
-      page_count: number;
-      model: string;
-    }>`select version_number, channel_id, generated_at, archived_at, page_count, model from wiki_versions
-      where channel_id = ${channelId} order by version_number desc limit ${limit}`.execute(this.db);
-    return r.rows.map((x) => ({
-      version_number: Number(x.version_number),
-      channel_id: x.channel_id,
-      generated_at: iso(x.generated_at)!,
-      archived_at: iso(x.archived_at),
-      page_count: Number(x.page_count),
-      model: x.model,
-    }));
+    const r = await sql<VersionRow>`select version_number, channel_id, generated_at, archived_at, page_count, model
+      from wiki_versions where channel_id = ${channelId} order by version_number desc limit ${limit}`.execute(this.db);
+    return r.rows.map(toSummary);
   }
 
   /** Version `n` of the channel with its snapshot, or null. */
   async version(channelId: string, n: number): Promise<WikiVersion<P, S> | null> {
-    const r = await sql<{
-      version_number: number;
-      channel_id: string;
-      generated_at: unknown;
-      archived_at: unknown;
-      page_count: number;
-      model: string;
-      snapshot: unknown;
-    }>`select version_number, channel_id, generated_at, archived_at, page_count, model, snapshot from wiki_versions
+    const r = await sql<
+      VersionRow & { snapshot: unknown }
+    >`select version_number, channel_id, generated_at, archived_at, page_count, model, snapshot from wiki_versions
       where channel_id = ${channelId} and version_number = ${n}`.execute(this.db);
     const x = r.rows[0];
     if (!x) return null;
@@ -343,12 +343,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       });
     }
     return {
-      version_number: Number(x.version_number),
-      channel_id: x.channel_id,
-      generated_at: iso(x.generated_at)!,
-      archived_at: iso(x.archived_at),
-      page_count: Number(x.page_count),
-      model: x.model,
+      ...toSummary(x),
       structure: snap.structure,
       pages,
       metadata: snap.metadata ?? {},
@@ -411,14 +406,8 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   async currentVersion(
     channelId: string,
   ): Promise<(WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }) | null> {
-    const v = await sql<{
-      version_number: number;
-      generated_at: unknown;
-      page_count: number;
-      model: string;
-      metadata: unknown;
-      source_fingerprint: string | null;
-    }>`select v.version_number, v.generated_at, v.page_count, v.model,
+    const v = await sql<VersionRow & { metadata: unknown; source_fingerprint: string | null }>`select v.version_number,
+        v.channel_id, v.generated_at, v.archived_at, v.page_count, v.model,
         coalesce(v.metadata, v.snapshot -> 'metadata') as metadata, st.source_fingerprint
       from wiki_versions v left join wiki_state st on st.channel_id = v.channel_id
       where v.channel_id = ${channelId} and v.archived_at is null order by v.version_number desc limit 1`.execute(
@@ -427,12 +416,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     const x = v.rows[0];
     return x
       ? {
-          version_number: Number(x.version_number),
-          channel_id: channelId,
-          generated_at: iso(x.generated_at)!,
-          archived_at: null,
-          page_count: Number(x.page_count),
-          model: x.model,
+          ...toSummary(x),
           metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
           source_fingerprint: x.source_fingerprint,
         }
