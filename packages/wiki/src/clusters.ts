@@ -117,29 +117,46 @@ export const DEFAULT_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
  */
 export const AUTHOR_CENTRING = Object.freeze({ beta: 0.5, minFacts: 3 });
 
+/** Per author: the sum of the vectors of their facts and how many were summed (authorSums). */
+export type AuthorSums = Map<string, { sum: number[]; n: number }>;
+
+/** The vector sum and count per author over `vectors` (fact id → vector; `authorOf`: fact id → author). */
+export function authorSums(
+  vectors: ReadonlyMap<string, readonly number[]>,
+  authorOf: ReadonlyMap<string, string>,
+): AuthorSums {
+  const sums: AuthorSums = new Map();
+  for (const [id, v] of vectors) {
+    const a = authorOf.get(id);
+    if (a !== undefined) addToSum(sums, a, v);
+  }
+  return sums;
+}
+
+/** Adds one vector to an author's sum (creating it). */
+export function addToSum(sums: AuthorSums, author: string, v: readonly number[]): void {
+  let s = sums.get(author);
+  if (!s) {
+    s = { sum: new Array<number>(v.length).fill(0), n: 0 };
+    sums.set(author, s);
+  }
+  for (let i = 0; i < v.length; i++) s.sum[i]! += v[i]!;
+  s.n++;
+}
+
 /**
  * Author-centred vectors (AUTHOR_CENTRING) of the facts in `ids`: `vectors` must hold the vectors of every fact of
- * the channel by those facts' authors (the author means are taken over them); `authorOf` maps fact id to author.
- * Facts whose author has fewer than `minFacts` facts with vectors keep their vector. Returns unit vectors.
+ * the channel by those facts' authors (the author means are taken over them), unless `sums` gives the authors' sums
+ * (authorSums over those vectors: a long-lived generator keeps them between runs); `authorOf` maps fact id to
+ * author. Facts whose author has fewer than `minFacts` facts with vectors keep their vector. Returns unit vectors.
  */
 export function authorCentred(
   ids: Iterable<string>,
   vectors: ReadonlyMap<string, readonly number[]>,
   authorOf: ReadonlyMap<string, string>,
   opts: { beta: number; minFacts: number } = AUTHOR_CENTRING,
+  sums: AuthorSums = authorSums(vectors, authorOf),
 ): Map<string, number[]> {
-  const sums = new Map<string, { sum: number[]; n: number }>();
-  for (const [id, v] of vectors) {
-    const a = authorOf.get(id);
-    if (a === undefined) continue;
-    let s = sums.get(a);
-    if (!s) {
-      s = { sum: new Array<number>(v.length).fill(0), n: 0 };
-      sums.set(a, s);
-    }
-    for (let i = 0; i < v.length; i++) s.sum[i]! += v[i]!;
-    s.n++;
-  }
   const out = new Map<string, number[]>();
   for (const id of ids) {
     const v = vectors.get(id);

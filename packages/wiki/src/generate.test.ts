@@ -6,7 +6,13 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
-import { FACT_DEPENDENT_FIXED_PAGES, generateChannelWiki, type WikiGenerateDeps } from './generate.js';
+import { authorSums as sumsOf } from './clusters.js';
+import {
+  type ChannelAuthorSums,
+  FACT_DEPENDENT_FIXED_PAGES,
+  generateChannelWiki,
+  type WikiGenerateDeps,
+} from './generate.js';
 import {
   checkWikiCitations,
   FIXED_PAGES,
@@ -26,6 +32,9 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
   let plan: Awaited<ReturnType<typeof planImport>>;
   let help: string;
   const now = new Date('2026-01-01T00:00:00Z');
+  /** The long-lived generator's author vector sums, and the number of ids each vectorsOf call asked for. */
+  const authorSums = new Map<string, ChannelAuthorSums>();
+  const vectorReads: number[] = [];
 
   beforeAll(async () => {
     rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'local' }));
@@ -41,7 +50,19 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
     await drainProjectors(rt, 0, false);
     await migrateWiki(rt.database.db);
     wiki = new WikiStore<WikiPage, WikiStructure>(rt.database.db);
-    deps = { documents: rt.documents, vectors: rt.embeddings.vectors, graph: rt.graph, wiki };
+    const vectors = rt.embeddings.vectors;
+    deps = {
+      documents: rt.documents,
+      vectors: {
+        vectorsOf: (ids) => {
+          vectorReads.push(ids.length);
+          return vectors.vectorsOf(ids);
+        },
+      },
+      graph: rt.graph,
+      wiki,
+      authorSums,
+    };
   }, 120_000);
   afterAll(async () => {
     await rt?.close();
@@ -74,7 +95,21 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
     await drainProjectors(rt, 0, false);
     await wiki.markStale(help);
     const before = new Map(first.map((p) => [p.id, JSON.stringify(p)]));
+    vectorReads.length = 0;
     const r = await generateChannelWiki(deps, help, { mode: 'incremental', now: new Date(now.getTime() + 3_600_000) });
+    // The author sums kept from the full run: one vectorsOf call, for the facts not summed yet (far fewer than the
+    // channel's), and every author's cached sum is the sum over all of their facts' vectors now.
+    expect(vectorReads).toHaveLength(1);
+    const listed = await rt.documents.listMemories({ channelId: help, page: 1, limit: 1000 });
+    const facts = await rt.documents.getMemories(listed.rows.map((x) => x.id));
+    const allVectors = await rt.embeddings!.vectors.vectorsOf([...facts.keys()]);
+    expect(vectorReads[0]).toBeLessThan(allVectors.size / 4);
+    const truth = sumsOf(allVectors, new Map([...facts.values()].map((f) => [f.id, f.author_name])));
+    const cached = authorSums.get(help)!;
+    for (const [author, s] of cached.sums) {
+      expect(s.n).toBe(truth.get(author)!.n);
+      for (const [i, x] of s.sum.entries()) expect(x).toBeCloseTo(truth.get(author)!.sum[i]!, 9);
+    }
     expect(r.mode).toBe('incremental');
     expect(r.version).toBe(2);
     expect(r.touchedClusters.length).toBeGreaterThan(0);

@@ -15,6 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  AUTHOR_CENTRING,
+  type AuthorSums,
+  addToSum,
   assignFacts,
   authorCentred,
   type ClusterStats,
@@ -145,6 +148,19 @@ export interface WikiGenerateDeps {
    * kept from the stored version make no call.
    */
   summarizer?: WikiSummarizer | null;
+  /**
+   * Per channel, the vector sums of its authors' facts (AUTHOR_CENTRING), kept between runs by a long-lived
+   * generator (WikiGenerator): an incremental run then reads the vectors of the new facts only, instead of every
+   * fact of their authors. Entries are checked against the fact digests of the run (a fact changed or gone: that
+   * author's sum is read again). Omitted: every run reads what it needs.
+   */
+  authorSums?: Map<string, ChannelAuthorSums>;
+}
+
+/** What WikiGenerateDeps.authorSums keeps for one channel: per author, the sum and the facts summed (id → digest). */
+export interface ChannelAuthorSums {
+  sums: AuthorSums;
+  members: Map<string, Map<string, string>>;
 }
 
 export interface WikiGenerateOptions {
@@ -269,20 +285,26 @@ export async function generateChannelWiki(
     );
     const { people, decisions } = graph;
     const userNames = digests.authors;
-    // Incremental: vectors of the facts in no stored cluster, and of the other facts of their authors (for the
-    // author means of AUTHOR_CENTRING); assignFacts needs no member vectors.
+    // Incremental: vectors of the facts in no stored cluster, and the vector sums of their authors (for the author
+    // means of AUTHOR_CENTRING; kept between runs in deps.authorSums); assignFacts needs no member vectors.
     const factIds = new Set(facts.map((f) => f.id));
     const storedMembers = new Set(stored.flatMap((c) => c.member_ids));
     const fresh = facts.filter((f) => mode === 'full' || !storedMembers.has(f.id));
-    const freshAuthors = new Set(fresh.map((f) => f.author_name));
     const authorOf = new Map(facts.map((f) => [f.id, f.author_name]));
-    const rawVectors = await deps.vectors.vectorsOf(
-      (mode === 'full' ? facts : facts.filter((f) => freshAuthors.has(f.author_name))).map((f) => f.id),
+    const { vectors: rawVectors, sums } = await authorVectors(
+      deps,
+      channelId,
+      mode,
+      facts,
+      fresh.map((f) => f.id),
+      digests.facts,
     );
     const vectors = authorCentred(
       fresh.map((f) => f.id),
       rawVectors,
       authorOf,
+      AUTHOR_CENTRING,
+      sums,
     );
     const tRead = performance.now();
 
@@ -479,6 +501,74 @@ export async function generateChannelWiki(
   } finally {
     await deps.wiki.setGenerating(channelId, false);
   }
+}
+
+/**
+ * The raw vectors a run needs and its authors' sums. Full: every fact's vector (the sums are taken from them and
+ * cached). Incremental: the vectors of the `fresh` facts, plus those of the facts of their authors that the cached
+ * sums (deps.authorSums) do not hold yet; an author whose cached facts changed or went is summed again from all of
+ * their facts. Without a cache: the fresh facts' authors' vectors, all of them (sums undefined: authorCentred sums).
+ */
+async function authorVectors(
+  deps: WikiGenerateDeps,
+  channelId: string,
+  mode: 'full' | 'incremental',
+  facts: readonly WikiFact[],
+  freshIds: readonly string[],
+  factDigests: ReadonlyMap<string, string>,
+): Promise<{ vectors: Map<string, number[]>; sums: AuthorSums | undefined }> {
+  const cache = deps.authorSums;
+  const byAuthor = new Map<string, string[]>();
+  for (const f of facts) {
+    const ids = byAuthor.get(f.author_name);
+    if (ids) ids.push(f.id);
+    else byAuthor.set(f.author_name, [f.id]);
+  }
+  const authorOf = new Map(facts.map((f) => [f.id, f.author_name]));
+  const freshAuthors = new Set(freshIds.map((id) => authorOf.get(id)!));
+  const cached = mode === 'incremental' ? cache?.get(channelId) : undefined;
+  if (!cached) {
+    const ids = mode === 'full' ? facts.map((f) => f.id) : [...freshAuthors].flatMap((a) => byAuthor.get(a) ?? []);
+    const vectors = await deps.vectors.vectorsOf(ids);
+    if (!cache) return { vectors, sums: undefined };
+    const entry: ChannelAuthorSums = { sums: new Map(), members: new Map() };
+    for (const [id, v] of vectors) {
+      const a = authorOf.get(id)!;
+      addToSum(entry.sums, a, v);
+      const m = entry.members.get(a) ?? new Map<string, string>();
+      m.set(id, factDigests.get(id) ?? '');
+      entry.members.set(a, m);
+    }
+    cache.set(channelId, entry);
+    return { vectors, sums: entry.sums };
+  }
+  const need = new Set(freshIds);
+  const add: string[] = [];
+  for (const a of freshAuthors) {
+    const ids = byAuthor.get(a) ?? [];
+    const held = cached.members.get(a);
+    const valid = held !== undefined && [...held].every(([id, d]) => factDigests.get(id) === d);
+    if (!valid) {
+      cached.sums.delete(a);
+      cached.members.delete(a);
+    }
+    for (const id of ids)
+      if (!valid || !held.has(id)) {
+        need.add(id);
+        add.push(id);
+      }
+  }
+  const vectors = await deps.vectors.vectorsOf([...need]);
+  for (const id of add) {
+    const v = vectors.get(id);
+    if (!v) continue;
+    const a = authorOf.get(id)!;
+    addToSum(cached.sums, a, v);
+    const m = cached.members.get(a) ?? new Map<string, string>();
+    m.set(id, factDigests.get(id) ?? '');
+    cached.members.set(a, m);
+  }
+  return { vectors, sums: cached.sums };
 }
 
 /** The digest of every source digest (facts, messages, graph lists): equal fingerprints, nothing to regenerate. */

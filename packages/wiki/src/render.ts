@@ -748,6 +748,20 @@ export function threadKey(fact: Pick<WikiFact, 'permalink' | 'source_message_id'
 const ANSWER_TYPES = new Set<WikiFact['fact_type']>(['decision', 'observation', 'opinion']);
 
 /**
+ * contentTokens of a fact's memory_text, memoised per fact object (a fact's text never changes under its object; the
+ * generator's cache hands the same objects to run after run, so a long-lived process tokenises each fact once).
+ */
+const TOKENS = new WeakMap<WikiFact, Set<string>>();
+function factTokens(f: WikiFact): Set<string> {
+  let t = TOKENS.get(f);
+  if (!t) {
+    t = contentTokens(f.memory_text);
+    TOKENS.set(f, t);
+  }
+  return t;
+}
+
+/**
  * Content words that tell facts of a channel apart: contentTokens minus the names of the channel's authors (fact texts
  * name their authors) and minus words found in more than 3% of its facts (at least 2), such as the channel's own
  * subject ("clojure" in #clojure). Two facts sharing only such words are not about the same thing.
@@ -761,7 +775,7 @@ function informativeTokens(facts: readonly WikiFact[]): {
   const sets = new Map<string, Set<string>>();
   const df = new Map<string, number>();
   for (const f of facts) {
-    const toks = new Set([...contentTokens(f.memory_text)].filter((t) => !names.has(t)));
+    const toks = new Set([...factTokens(f)].filter((t) => !names.has(t)));
     sets.set(f.id, toks);
     for (const t of toks) df.set(t, (df.get(t) ?? 0) + 1);
   }
@@ -770,7 +784,7 @@ function informativeTokens(facts: readonly WikiFact[]): {
   const all = (f: WikiFact) => {
     let toks = sets.get(f.id);
     if (!toks) {
-      toks = new Set([...contentTokens(f.memory_text)].filter((t) => !names.has(t)));
+      toks = new Set([...factTokens(f)].filter((t) => !names.has(t)));
       sets.set(f.id, toks);
     }
     return toks;
@@ -795,7 +809,7 @@ function informativeTokens(facts: readonly WikiFact[]): {
  */
 function findAnswer(
   q: WikiFact,
-  candidates: readonly WikiFact[],
+  candidates: readonly AnswerCandidate[],
   tokensOf: ReturnType<typeof informativeTokens>,
 ): WikiFact | null {
   const qt = Date.parse(q.message_ts);
@@ -805,13 +819,22 @@ function findAnswer(
   const qTags = new Set([...q.topic_tags, ...q.entity_tags].map((t) => t.toLowerCase()));
   let best: WikiFact | null = null;
   let bestScore = Number.NEGATIVE_INFINITY;
-  for (const a of candidates) {
-    const at = Date.parse(a.message_ts);
-    if (!(at > qt && at - qt <= FAQ_WINDOW_MS) || a.author_name === q.author_name) continue;
-    if (a.source_message_id === q.source_message_id) continue;
-    const sameThread = threadKey(a) === qThread ? 1 : 0;
+  let bestIndex = Number.POSITIVE_INFINITY;
+  // Candidates are in time order: start at the first one after the question, stop past the window.
+  let lo = 0;
+  let hi = candidates.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (candidates[mid]!.at <= qt) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < candidates.length; i++) {
+    const { fact: a, at, thread, tags: aTags, index } = candidates[i]!;
+    if (at - qt > FAQ_WINDOW_MS) break;
+    if (a.author_name === q.author_name || a.source_message_id === q.source_message_id) continue;
+    const sameThread = thread === qThread ? 1 : 0;
     const o = overlap(qTokens, tokensOf.informative(a));
-    const tags = overlap(qTags, new Set([...a.topic_tags, ...a.entity_tags].map((t) => t.toLowerCase())));
+    const tags = overlap(qTags, aTags);
     if (sameThread ? o === 0 && overlap(qAll, tokensOf.all(a)) < 3 : o < 3 && !(o >= 2 && tags >= 1)) continue;
     const score =
       sameThread * 3 +
@@ -820,12 +843,41 @@ function findAnswer(
       0.5 * a.quality_score +
       (ANSWER_TYPES.has(a.fact_type) ? 0.4 : 0) -
       2 * ((at - qt) / FAQ_WINDOW_MS) ** 0.5;
-    if (score > bestScore) {
+    // Equal scores: the earlier fact of the pool, as a scan in pool order would pick.
+    if (score > bestScore || (score === bestScore && index < bestIndex)) {
       bestScore = score;
+      bestIndex = index;
       best = a;
     }
   }
   return best;
+}
+
+/** A fact findAnswer may pick, with what it compares computed once: time (ms), thread, lower-cased tags. */
+interface AnswerCandidate {
+  fact: WikiFact;
+  /** Its place in the pool as given. */
+  index: number;
+  at: number;
+  thread: string;
+  tags: Set<string>;
+}
+
+/**
+ * The answer pool as findAnswer reads it: the facts with their features, in time order (ties in pool order); facts
+ * with an unreadable time are left out (no window holds them).
+ */
+function answerCandidates(pool: readonly WikiFact[]): AnswerCandidate[] {
+  return pool
+    .map((fact, index) => ({
+      fact,
+      index,
+      at: Date.parse(fact.message_ts),
+      thread: threadKey(fact),
+      tags: new Set([...fact.topic_tags, ...fact.entity_tags].map((t) => t.toLowerCase())),
+    }))
+    .filter((c) => Number.isFinite(c.at))
+    .sort((x, y) => x.at - y.at || x.index - y.index);
 }
 
 function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
@@ -834,7 +886,7 @@ function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
   const questions = live
     .filter((f) => f.fact_type === 'question' && ctx.canCite(f))
     .sort((a, b) => a.message_ts.localeCompare(b.message_ts) || a.id.localeCompare(b.id));
-  const answersPool = live.filter((f) => f.fact_type !== 'question' && ctx.canCite(f));
+  const answersPool = answerCandidates(live.filter((f) => f.fact_type !== 'question' && ctx.canCite(f)));
   const answered: string[] = [];
   const open: string[] = [];
   const drawn: WikiFact[] = [];

@@ -45,14 +45,15 @@ type WikiGeneratorStore = WikiGenerateDeps['wiki'] & { staleChannels(): Promise<
  * Runs wiki generations in this process, one at a time per channel: a second request for a channel waits for the
  * first and then runs (so a refresh during the scheduler's run of that channel sees its result, never interleaves).
  * The wiki store is read through cachedWikiSink: the sources, clusters and pages of each channel's current version
- * stay in memory between runs of this (long-lived) process, and are re-read when another process saved a version.
+ * stay in memory between runs of this (long-lived) process, and are re-read when another process saved a version;
+ * the authors' vector sums (WikiGenerateDeps.authorSums) stay too, checked against the fact digests of each run.
  */
 export class WikiGenerator {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore };
 
   constructor(deps: WikiGenerateDeps & { wiki: WikiGeneratorStore }) {
-    this.deps = { ...deps, wiki: cachedWikiSink(deps.wiki) };
+    this.deps = { ...deps, wiki: cachedWikiSink(deps.wiki), authorSums: new Map() };
   }
 
   /**

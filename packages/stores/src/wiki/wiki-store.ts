@@ -96,6 +96,12 @@ const json = (v: unknown) => sql`${JSON.stringify(v)}::jsonb`;
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 const CHUNK = 100;
 
+/**
+ * A centroid as stored: jsonb with each component rounded to 6 decimals (a unit vector's components are well under
+ * 1, so cosines move by under 1e-5; the text is a third of the full doubles' and its writes about 2.5x cheaper).
+ */
+const centroidJson = (v: readonly number[]) => sql`${JSON.stringify(v.map((x) => Math.round(x * 1e6) / 1e6))}::jsonb`;
+
 /** JSON with object keys sorted (jsonb reorders keys, so a page read back hashes as the page saved). */
 const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, x: unknown) =>
@@ -173,7 +179,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
           .slice(i, i + CHUNK)
           .map(
             (c) =>
-              sql`(${channelId}, ${c.id}, ${json(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id})`,
+              sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id})`,
           );
         await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id)
           values ${sql.join(values)}`.execute(trx);
@@ -199,7 +205,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
           .slice(i, i + CHUNK)
           .map(
             (c) =>
-              sql`(${channelId}, ${c.id}, ${json(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
+              sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
           );
         await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id, updated_at)
           values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = excluded.centroid,
