@@ -4,6 +4,8 @@ import { LocalSentenceEncoder } from './local-use.js';
 import { OpenAiEmbedder } from './openai-embedder.js';
 
 export * from './embedder.js';
+export * from './files/index.js';
+export * from './llm/index.js';
 export * from './local-use.js';
 export * from './openai-embedder.js';
 

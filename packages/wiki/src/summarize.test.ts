@@ -6,6 +6,7 @@ import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
 import { checkWikiCitations, citationMarkers, type RenderInput, renderChannelWiki, type WikiPage } from './render.js';
 import {
   citedSummary,
+  completionSummarizer,
   openAiSummarizer,
   summarizeTopicPages,
   type TopicSummaryInput,
@@ -364,5 +365,36 @@ describe('withSummary', () => {
     expect(next.citations).toBe(pg.citations);
     expect(withSummary({ ...pg, summary: 'something else' }, 'Events live in Postgres [1].').content).toBe(pg.content);
     expect(withSummary(pg, 'Cites a missing fact [9].')).toBe(pg);
+  });
+});
+
+describe('completionSummarizer (the quality tier chain as the wiki summarizer)', () => {
+  const input: TopicSummaryInput = {
+    channel: 'help',
+    title: 'Kafka',
+    keyFacts: [
+      { marker: '[1]', text: 'The Kafka source retries every 30 seconds.', author: 'alice', date: '2026-01-01' },
+    ],
+  };
+
+  it('sends the system and user prompts and returns the trimmed answer', async () => {
+    const seen: { role: string; content: string }[][] = [];
+    const s = completionSummarizer('m-quality', async (messages) => {
+      seen.push(messages);
+      return '  It retries every 30 seconds [1].  ';
+    });
+    expect(s.model).toBe('m-quality');
+    expect(await s.summarize(input)).toBe('It retries every 30 seconds [1].');
+    expect(seen[0]!.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(seen[0]![1]!.content).toContain('Kafka');
+  });
+
+  it('a failing chain or an empty answer is PROVIDER_UNAVAILABLE (the extractive summary stays)', async () => {
+    const down = completionSummarizer('m', async () => {
+      throw new Error('every provider failed');
+    });
+    await expect(down.summarize(input)).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    const empty = completionSummarizer('m', async () => '   ');
+    await expect(empty.summarize(input)).rejects.toBeInstanceOf(AtlasError);
   });
 });

@@ -119,6 +119,44 @@ export function openAiSummarizer(opts: OpenAiSummarizerOptions): WikiSummarizer 
   };
 }
 
+/**
+ * A WikiSummarizer over any chat completion function (e.g. the quality tier's LLM chain, spec "LLM fallback chain":
+ * primary → secondary provider, each behind its circuit breaker): sends the same prompt as openAiSummarizer and
+ * returns the trimmed text. `complete` failing (every provider down) or an empty answer → AtlasError
+ * PROVIDER_UNAVAILABLE, so the generator keeps the extractive summary (the wiki tier's last resort).
+ */
+export function completionSummarizer(
+  model: string,
+  complete: (messages: { role: 'system' | 'user'; content: string }[]) => Promise<string>,
+): WikiSummarizer {
+  return {
+    model,
+    async summarize(input: TopicSummaryInput): Promise<string> {
+      let text: string | undefined;
+      try {
+        text = (
+          await complete([
+            { role: 'system', content: SYSTEM_PROMPT },
+            { role: 'user', content: userPrompt(input) },
+          ])
+        ).trim();
+      } catch (err) {
+        throw new AtlasError('PROVIDER_UNAVAILABLE', `wiki summary model ${model} unavailable: ${String(err)}`, {
+          retriable: true,
+          cause: err,
+          details: { model },
+        });
+      }
+      if (!text)
+        throw new AtlasError('PROVIDER_UNAVAILABLE', `wiki summary model ${model} gave an empty answer`, {
+          retriable: true,
+          details: { model },
+        });
+      return text;
+    },
+  };
+}
+
 /** Markers `[n]` (a backslash-escaped `\[` is literal text), as render.ts reads them. */
 const MARKER = /(?<!\\)\[(\d+)\]/g;
 
