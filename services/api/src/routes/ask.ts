@@ -1,0 +1,274 @@
+import { AtlasError } from '@atlas/core';
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { z } from 'zod';
+import { type AskAttachment, AskBody, type AskEvent, answerAsk } from '../ask/engine.js';
+import type { ApiPorts } from '../ports.js';
+
+const ChannelParams = z.object({ channel_id: z.string().min(1) });
+const SessionParams = z.object({ session_id: z.string().min(1).max(200) });
+const ChannelSessionParams = ChannelParams.merge(SessionParams);
+/** Body of POST /api/ask/feedback (spec "Ask"). */
+export const FeedbackBody = z.object({
+  session_id: z.string().min(1).max(200),
+  message_id: z.string().min(1).max(200),
+  rating: z.enum(['up', 'down']),
+  comment: z.string().max(2000).optional(),
+});
+const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z
+    .string()
+    .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp')
+    .optional(),
+});
+
+/** The spec's upload limit (Limits: 10 MB), bytes. */
+export const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/** Asks a client may start per minute (per client address) before RATE_LIMIT_EXCEEDED. */
+export const ASK_RATE_LIMIT_PER_MINUTE = 60;
+
+/**
+ * Writes the events as a Server-Sent Events response (spec "Events → Ask stream"): status, Content-Type
+ * text/event-stream, one `data: <json>` line and a blank line per event; the response ends after the last event.
+ * A client that disconnects aborts `abort` (the engine stops; nothing is saved). `closeConnection`: the request body
+ * was not read to its end (an upload refused midway), so the connection is closed after the response.
+ */
+async function writeSse(
+  reply: FastifyReply,
+  status: number,
+  events: AsyncIterable<AskEvent> | Iterable<AskEvent>,
+  abort?: AbortController,
+  opts: { closeConnection?: boolean } = {},
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(status, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: opts.closeConnection ? 'close' : 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  let closed = false;
+  const onClose = () => {
+    if (!res.writableFinished) {
+      closed = true;
+      abort?.abort();
+    }
+  };
+  // The response's close (not the request's: that fires once its body has been read) tells a client went away.
+  res.on('close', onClose);
+  try {
+    for await (const e of events) {
+      if (closed) break;
+      res.write(`data: ${JSON.stringify(e)}\n\n`);
+    }
+  } finally {
+    res.off('close', onClose);
+    if (!closed) res.end();
+  }
+}
+
+const errorEvent = (code: 'INVALID_REQUEST' | 'INTERNAL_ERROR', error: string): AskEvent => ({
+  type: 'error',
+  code,
+  error,
+});
+
+/**
+ * The ask routes (spec "Ask"): POST /api/ask and its channel-scoped variant stream answers over SSE (answerAsk); an
+ * invalid body is a 400 stream with one INVALID_REQUEST error event, a client over ASK_RATE_LIMIT_PER_MINUTE asks a
+ * 429 stream with one RATE_LIMIT_EXCEEDED event carrying retry_after (seconds). Sessions: list, detail and delete
+ * (global routes see every session, channel routes their channel's); feedback on an answer; a channel's ask history.
+ * Uploads (POST /api/ask/upload and its channel variant) answer like an ask with the file as context; a file over
+ * 10 MB is a 413 stream, an unsupported or mismatched type a 415 stream, each with one INVALID_REQUEST event.
+ * Not registered without `ports.ask`.
+ */
+export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+  const ask = ports.ask;
+  if (!ask) return;
+  const app = root.withTypeProvider<ZodTypeProvider>();
+  const limiter = new RateLimiterMemory({ points: ask.rateLimitPerMinute ?? ASK_RATE_LIMIT_PER_MINUTE, duration: 60 });
+  const askPorts = {
+    search: { documents: ports.documents, keyword: ports.keyword, vectors: ports.vectors },
+    documents: ports.documents,
+    graphRetrieval: ask.graphRetrieval,
+    store: ask.store,
+    llm: ask.llm,
+  };
+
+  const streamAnswer = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    channelId: string | null,
+    upload?: { body: unknown; files: { name: string; contentType: string; data: Buffer }[] },
+  ) => {
+    try {
+      await limiter.consume(request.ip);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+      reply.header('retry-after', String(retryAfter));
+      return writeSse(reply, 429, [
+        {
+          type: 'error',
+          code: 'RATE_LIMIT_EXCEEDED',
+          error: `too many questions: retry in ${retryAfter} s`,
+          retry_after: retryAfter,
+        },
+      ]);
+    }
+    const parsed = AskBody.safeParse(upload ? upload.body : (request.body ?? {}));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+      return writeSse(reply, 400, [errorEvent('INVALID_REQUEST', `invalid ask body: ${issues}`)]);
+    }
+    if (channelId !== null && !(await ports.documents.getChannel(channelId)))
+      return writeSse(reply, 404, [errorEvent('INVALID_REQUEST', `channel ${channelId} does not exist`)]);
+    let attachments: AskAttachment[] = [];
+    const files = [
+      ...(upload?.files ?? []),
+      ...parsed.data.attachments.map((a) => ({
+        name: a.name,
+        contentType: a.content_type,
+        data: Buffer.from(a.data, 'base64'),
+      })),
+    ];
+    if (files.length > 0) {
+      if (!ports.extractAttachment)
+        return writeSse(reply, 415, [errorEvent('INVALID_REQUEST', 'attachments are not supported here')]);
+      try {
+        attachments = await Promise.all(files.map((f) => ports.extractAttachment!(f)));
+      } catch (err) {
+        const status = (err as { status?: number }).status ?? 400;
+        return writeSse(reply, status, [
+          errorEvent('INVALID_REQUEST', err instanceof Error ? err.message : String(err)),
+        ]);
+      }
+    }
+    const abort = new AbortController();
+    return writeSse(
+      reply,
+      200,
+      answerAsk(askPorts, { body: parsed.data, channelId, attachments, signal: abort.signal }),
+      abort,
+    );
+  };
+
+  // Base64 attachments of up to 10 MB decoded grow by a third in JSON.
+  const bodyLimit = 15 * 1024 * 1024;
+  app.post('/api/ask', { bodyLimit }, (request, reply) => streamAnswer(request, reply, null));
+  app.post('/api/channels/:channel_id/ask', { bodyLimit, schema: { params: ChannelParams } }, (request, reply) =>
+    streamAnswer(request, reply, request.params.channel_id),
+  );
+
+  // POST /api/ask/upload: multipart with the fields of an ask body (question required; mode, max_results,
+  // include_citations, session_id optional) and one file (spec: PDF, PNG, JPEG, DOCX, TXT, CSV; 10 MB).
+  await app.register(multipart, { limits: { fileSize: UPLOAD_LIMIT_BYTES, files: 1, fields: 10, fieldSize: 16_384 } });
+  const upload = async (request: FastifyRequest, reply: FastifyReply, channelId: string | null) => {
+    // A refusal before the body was read to its end closes the connection (the rest of the upload is not read).
+    const fail = (status: number, message: string) =>
+      writeSse(reply, status, [errorEvent('INVALID_REQUEST', message)], undefined, { closeConnection: true });
+    if (!request.isMultipart())
+      return fail(415, 'POST /api/ask/upload takes multipart/form-data with a question and a file');
+    const fields: Record<string, string> = {};
+    let file: { name: string; contentType: string; data: Buffer } | null = null;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          const data = await part.toBuffer();
+          if (part.file.truncated)
+            return fail(413, `${part.filename} is over the upload limit of 10 MB (${UPLOAD_LIMIT_BYTES} bytes)`);
+          file = { name: part.filename || 'upload', contentType: part.mimetype, data };
+        } else fields[part.fieldname] = String(part.value);
+      }
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'FST_REQ_FILE_TOO_LARGE')
+        return fail(413, `the file is over the upload limit of 10 MB (${UPLOAD_LIMIT_BYTES} bytes)`);
+      return fail(400, `invalid multipart body: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!file) return fail(400, 'the upload has no file (field "file")');
+    const body = {
+      question: fields.question,
+      ...(fields.mode ? { mode: fields.mode } : {}),
+      ...(fields.session_id ? { session_id: fields.session_id } : {}),
+      ...(fields.max_results ? { max_results: Number(fields.max_results) } : {}),
+      ...(fields.include_citations ? { include_citations: fields.include_citations !== 'false' } : {}),
+    };
+    return streamAnswer(request, reply, channelId, { body, files: [file] });
+  };
+  app.post('/api/ask/upload', (request, reply) => upload(request, reply, null));
+  app.post('/api/channels/:channel_id/ask/upload', { schema: { params: ChannelParams } }, (request, reply) =>
+    upload(request, reply, request.params.channel_id),
+  );
+
+  const sessions = (channelId: string | undefined) => ask.store.sessions({ channelId });
+  app.get('/api/ask/sessions', async () => sessions(undefined));
+  app.get('/api/channels/:channel_id/ask/sessions', { schema: { params: ChannelParams } }, async ({ params }) =>
+    sessions(params.channel_id),
+  );
+
+  const detail = async (sessionId: string, channelId: string | undefined) => {
+    const s = await ask.store.session(sessionId, { channelId });
+    if (!s) throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
+    return { session_id: s.session_id, created_at: s.created_at, messages: s.messages };
+  };
+  app.get('/api/ask/sessions/:session_id', { schema: { params: SessionParams } }, async ({ params }) =>
+    detail(params.session_id, undefined),
+  );
+  app.get(
+    '/api/channels/:channel_id/ask/sessions/:session_id',
+    { schema: { params: ChannelSessionParams } },
+    async ({ params }) => detail(params.session_id, params.channel_id),
+  );
+
+  const remove = async (sessionId: string, channelId: string | undefined, reply: FastifyReply) => {
+    if (!(await ask.store.deleteSession(sessionId, { channelId })))
+      throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
+    return reply.status(204).send();
+  };
+  app.delete('/api/ask/sessions/:session_id', { schema: { params: SessionParams } }, async ({ params }, reply) =>
+    remove(params.session_id, undefined, reply),
+  );
+  app.delete(
+    '/api/channels/:channel_id/ask/sessions/:session_id',
+    { schema: { params: ChannelSessionParams } },
+    async ({ params }, reply) => remove(params.session_id, params.channel_id, reply),
+  );
+
+  const feedback = async (body: z.infer<typeof FeedbackBody>, channelId: string | undefined) => {
+    const saved = await ask.store.recordFeedback(
+      { sessionId: body.session_id, messageId: body.message_id, rating: body.rating, comment: body.comment ?? null },
+      { channelId },
+      new Date(),
+    );
+    if (!saved)
+      throw new AtlasError(
+        'NOT_FOUND',
+        `message ${body.message_id} is not an answer of session ${body.session_id}${channelId ? ` in channel ${channelId}` : ''}`,
+      );
+    return { status: 'recorded', ...saved };
+  };
+  app.post('/api/ask/feedback', { schema: { body: FeedbackBody } }, async ({ body }) => feedback(body, undefined));
+  app.post(
+    '/api/channels/:channel_id/ask/feedback',
+    { schema: { params: ChannelParams, body: FeedbackBody } },
+    async ({ params, body }) => feedback(body, params.channel_id),
+  );
+
+  app.get(
+    '/api/channels/:channel_id/ask/history',
+    { schema: { params: ChannelParams, querystring: HistoryQuery } },
+    async ({ params, query }) => {
+      if (!(await ports.documents.getChannel(params.channel_id)))
+        throw new AtlasError('NOT_FOUND', `channel ${params.channel_id} does not exist`);
+      const messages = await ask.store.history(params.channel_id, { limit: query.limit, before: query.before });
+      return { channel_id: params.channel_id, messages, has_more: messages.length === query.limit };
+    },
+  );
+};
