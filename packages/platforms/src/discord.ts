@@ -117,7 +117,7 @@ const replyTarget = (m: JsonObject): string | null =>
   str(m, 'type') === 'Reply' ? (str(obj(m, 'reference'), 'messageId') ?? null) : null;
 
 /** The root of the reply chain of `target`: follow reply links inside the export; stop at a message outside it. */
-function chainRoot(target: string, byId: Map<string, JsonObject>): string {
+function chainRoot(target: string, byId: ReadonlyMap<string, JsonObject>): string {
   const seen = new Set<string>();
   let cur = target;
   for (;;) {
@@ -129,7 +129,16 @@ function chainRoot(target: string, byId: Map<string, JsonObject>): string {
   }
 }
 
-function mapMessage(m: JsonObject, ch: DiscordChannel, byId: Map<string, JsonObject>): MessageIngested {
+/**
+ * Maps one kept DiscordChatExporter-shaped message to MessageIngested (`source: 'import'`). `byId` holds the messages
+ * reply chains are followed through (the export; for live sync, the API messages converted to this shape).
+ * Shared by the importer and the live Discord client, so both give the same event for the same message.
+ */
+export function mapDiscordMessage(
+  m: JsonObject,
+  ch: { guildId: string; id: string; name: string },
+  byId: ReadonlyMap<string, JsonObject>,
+): MessageIngested {
   const id = str(m, 'id')!;
   const type = DISCORD_KEPT_TYPES.get(str(m, 'type') ?? 'Default') ?? 'Default';
   const text = str(m, 'content') ?? '';
@@ -180,7 +189,7 @@ function planChannel(plan: PlanBuilder, ch: DiscordChannel): void {
   const kept: MessageIngested[] = [];
   for (const m of ordered) {
     const type = str(m, 'type') ?? 'Default';
-    if (DISCORD_KEPT_TYPES.has(type)) kept.push(mapMessage(m, ch, unique));
+    if (DISCORD_KEPT_TYPES.has(type)) kept.push(mapDiscordMessage(m, ch, unique));
     else skipped.push(`type:${type}`);
   }
   plan.channel({

@@ -5,7 +5,26 @@ import { planSlack } from './slack.js';
 import { openSource } from './source.js';
 
 export { detectFormat, looksLikeDiscordExport } from './detect.js';
-export { DISCORD_KEPT_TYPES, parseDiscordExport, snowflakeTime } from './discord.js';
+export { DISCORD_KEPT_TYPES, mapDiscordMessage, parseDiscordExport, snowflakeTime } from './discord.js';
+export {
+  type ClientLogEvent,
+  type ConnectionChannel,
+  DISCORD_REQUIRED_PERMISSIONS,
+  DiscordClient,
+  type FetchOptions,
+  type MessagePage,
+  type PlatformClient,
+  type PlatformClientOptions,
+  type PlatformCredentials,
+  PlatformError,
+  type PlatformId,
+  platformClient,
+  SLACK_REQUIRED_SCOPES,
+  SlackClient,
+  type SyncErrorCode,
+  type ValidationErrorCode,
+  type ValidationResult,
+} from './live/index.js';
 export {
   contentHash,
   type ImportFormat,

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { CredentialCipher, CredentialDecryptionError } from '@atlas/core';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDatabase, testDatabases } from '../testing.js';
+import { type ConnectionChannel, ConnectionStore, DEFAULT_CONNECTION_SETTINGS } from './connection-store.js';
+import { migrateConnections } from './migrations.js';
+
+const TOKEN = 'xoxb-store-test-7f3a9c';
+const cipher = new CredentialCipher('3c'.repeat(32));
+const creds = { bot_token: TOKEN, signing_secret: 'sig-5e1d' };
+
+const channel = (id: string, sync_enabled: boolean, name = `#${id}`): ConnectionChannel => ({
+  id,
+  name,
+  is_private: false,
+  member_count: 3,
+  sync_enabled,
+});
+
+for (const { name, open } of testDatabases()) {
+  describe(`${name}: ConnectionStore`, () => {
+    let h: TestDatabase;
+    let store: ConnectionStore;
+    beforeAll(async () => {
+      h = await open();
+      await migrateConnections(h.db);
+      await migrateConnections(h.db); // idempotent
+      store = new ConnectionStore(h.db, cipher);
+    });
+    afterAll(async () => {
+      await h?.close();
+    });
+
+    it('create → get/list: the view has every spec field and no credentials; defaults applied', async () => {
+      const now = new Date('2026-03-01T10:00:00.000Z');
+      const c = await store.create({ name: 'Acme', platform: 'platform_a', credentials: creds }, now);
+      expect(c).toEqual({
+        id: expect.any(String),
+        name: 'Acme',
+        platform: 'platform_a',
+        status: 'connected',
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+        last_sync: null,
+        validated_at: null,
+        channel_count: 0,
+        settings: DEFAULT_CONNECTION_SETTINGS,
+      });
+      expect(await store.get(c.id)).toEqual(c);
+      expect((await store.list()).map((x) => x.id)).toContain(c.id);
+      expect(JSON.stringify(await store.list())).not.toContain(TOKEN);
+      expect(await store.get(randomUUID())).toBeNull();
+    });
+
+    it('credentials are stored as a v1 envelope only; credentials() decrypts them for internal use', async () => {
+      const c = await store.create({
+        name: 'B',
+        platform: 'platform_b',
+        credentials: { bot_token: TOKEN, guild_id: 'g1' },
+      });
+      const raw = await sql<{ credentials: string }>`select credentials from connections where id = ${c.id}`.execute(
+        h.db,
+      );
+      expect(raw.rows[0]!.credentials).toMatch(/^v1:[0-9a-f]{16}:/);
+      expect(raw.rows[0]!.credentials).not.toContain(TOKEN);
+      expect(await store.credentials(c.id)).toEqual({
+        platform: 'platform_b',
+        credentials: { bot_token: TOKEN, guild_id: 'g1' },
+      });
+      expect(await store.credentials(randomUUID())).toBeNull();
+    });
+
+    it('another master key cannot read the credentials (clear error), nor can a copied envelope', async () => {
+      const c = await store.create({ name: 'K', platform: 'platform_a', credentials: creds });
+      const other = new ConnectionStore(h.db, new CredentialCipher('4d'.repeat(32)));
+      await expect(other.credentials(c.id)).rejects.toThrow(/another key/);
+      expect(await other.get(c.id)).toMatchObject({ id: c.id }); // views need no key
+      const d = await store.create({ name: 'D', platform: 'platform_a', credentials: { ...creds, bot_token: 'x' } });
+      await sql`update connections set credentials = (select credentials from connections where id = ${c.id})
+        where id = ${d.id}`.execute(h.db);
+      const err = await store.credentials(d.id).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CredentialDecryptionError);
+      expect((err as CredentialDecryptionError).reason).toBe('tampered');
+    });
+
+    it('update: name, merged settings, status, re-encrypted credentials; null for an unknown id', async () => {
+      const c = await store.create(
+        { name: 'U', platform: 'platform_a', credentials: creds, settings: { wiki_enabled: false } },
+        new Date('2026-03-01T10:00:00.000Z'),
+      );
+      expect(c.settings).toEqual({ ...DEFAULT_CONNECTION_SETTINGS, wiki_enabled: false });
+      const later = new Date('2026-03-02T10:00:00.000Z');
+      const u = await store.update(
+        c.id,
+        {
+          name: 'U2',
+          settings: { sync_interval_minutes: 15 },
+          status: 'error',
+          credentials: { ...creds, bot_token: 'xoxb-new' },
+          validated_at: later.toISOString(),
+          last_sync: '2026-03-02T09:00:00.000Z',
+        },
+        later,
+      );
+      expect(u).toMatchObject({
+        name: 'U2',
+        status: 'error',
+        created_at: c.created_at,
+        updated_at: later.toISOString(),
+        validated_at: later.toISOString(),
+        last_sync: '2026-03-02T09:00:00.000Z',
+        settings: { sync_interval_minutes: 15, wiki_enabled: false, graph_enabled: true },
+      });
+      expect((await store.credentials(c.id))!.credentials.bot_token).toBe('xoxb-new');
+      expect(await store.update(randomUUID(), { name: 'x' })).toBeNull();
+    });
+
+    it('channels: saved list replaced as a whole, channel_count = sync-enabled channels, deleted with the connection', async () => {
+      const c = await store.create({ name: 'C', platform: 'platform_a', credentials: creds });
+      expect(await store.channels(c.id)).toEqual([]);
+      expect(await store.saveChannels(c.id, [channel('C2', true), channel('C1', false), channel('C3', true)])).toBe(2);
+      expect((await store.get(c.id))!.channel_count).toBe(2);
+      expect((await store.channels(c.id)).map((x) => [x.id, x.sync_enabled])).toEqual([
+        ['C1', false],
+        ['C2', true],
+        ['C3', true],
+      ]);
+      expect((await store.channels(c.id))[0]).toEqual(channel('C1', false));
+      // A repeated id keeps its last entry.
+      expect(await store.saveChannels(c.id, [channel('C1', true), channel('C1', false)])).toBe(0);
+      expect(await store.channels(c.id)).toEqual([channel('C1', false)]);
+      expect(await store.saveChannels(randomUUID(), [channel('C1', true)])).toBeNull();
+      expect(await store.delete(c.id)).toBe(true);
+      expect(await store.delete(c.id)).toBe(false);
+      expect(await store.get(c.id)).toBeNull();
+      expect(await store.channels(c.id)).toEqual([]);
+      const left = await sql<{ n: string | number }>`select count(*) as n from connection_channels
+        where connection_id = ${c.id}`.execute(h.db);
+      expect(Number(left.rows[0]!.n)).toBe(0);
+    });
+
+    it('refuses a platform or status outside the spec values (database checks)', async () => {
+      await expect(store.create({ name: 'X', platform: 'platform_c' as never, credentials: creds })).rejects.toThrow();
+      const c = await store.create({ name: 'Y', platform: 'platform_a', credentials: creds });
+      await expect(store.update(c.id, { status: 'paused' as never })).rejects.toThrow();
+    });
+  });
+}
