@@ -2,7 +2,8 @@
 # Atlas image: one image for every service; the command picks it (`run api`, `run documents`, `run facts`,
 # `run keyword`, `start`, `import <path>`, ...). No build step: bin/atlas.mjs loads the TypeScript through tsx.
 #   docker build -t atlas:local .
-#   docker run --rm -p 8000:8000 atlas:local start        # embedded default (PGlite in /app/data)
+#   docker run --rm -p 8000:8000 -e CREDENTIAL_MASTER_KEY=$(openssl rand -hex 32) atlas:local start
+#                                      # embedded default (PGlite in /app/data); NODE_ENV=production needs the key
 # docker-compose.yml runs the split services against Kafka, the registry and PostgreSQL.
 
 # Only the manifests, so that `npm ci` below is re-run only when a package.json or the lockfile changes.

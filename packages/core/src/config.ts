@@ -9,7 +9,7 @@ const bool = z
  * Configuration: one zod schema over the environment, read once at start (ARCHITECTURE.md).
  * Names follow the spec's Limits section where it names them (SYNC_BATCH_SIZE, QUALITY_THRESHOLD, ...).
  */
-export const ConfigSchema = z.object({
+const ConfigFields = z.object({
   ATLAS_DATA_DIR: z.string().default('./data'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOST: z.string().default('127.0.0.1'),
@@ -62,6 +62,19 @@ export const ConfigSchema = z.object({
   /** Per-call timeout of LLM requests, ms (spec: 10 s). */
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /**
+   * The secondary provider of the LLM fallback chain (spec "Degraded behaviour when a dependency fails": primary
+   * model, then a secondary-provider model, then the caller's last resort): any OpenAI-compatible endpoint, tried
+   * when the primary fails or its circuit breaker is open. Unset: the chains hold the primary alone.
+   */
+  LLM_SECONDARY_BASE_URL: z.string().optional(),
+  LLM_SECONDARY_API_KEY: z.string().optional(),
+  /** The secondary provider's small model (fast tier: routing, extraction); unset: the same name as LLM_FAST_MODEL. */
+  LLM_SECONDARY_FAST_MODEL: z.string().optional(),
+  /** The secondary provider's larger model (quality tier: answers, wiki); unset: the same name as LLM_QUALITY_MODEL. */
+  LLM_SECONDARY_QUALITY_MODEL: z.string().optional(),
+  /** Whether the configured models accept image content parts (vision); callers send images only when true. */
+  LLM_ACCEPTS_IMAGES: bool.default(false),
+  /**
    * The daily full wiki rebuild (spec "Wiki generation": 02:00 UTC), a five-field cron expression in UTC, run by the
    * process that runs the wiki projector; `off` disables it.
    */
@@ -77,6 +90,38 @@ export const ConfigSchema = z.object({
   ADAPTER_MOCK: bool.default(false),
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `production` makes CREDENTIAL_MASTER_KEY required; any other value (default `development`) does not. */
+  NODE_ENV: z.string().default('development'),
+  /**
+   * The master key of stored connection credentials (spec "Authentication" 2): 64 hexadecimal characters (32 bytes,
+   * AES-256-GCM; `openssl rand -hex 32`). Required when NODE_ENV=production; anything but 64 hex characters is
+   * refused in every environment; unset elsewhere: the public development key (packages/core/src/credentials.ts),
+   * with a warning. Empty counts as unset. Errors name the variable, never its value.
+   */
+  CREDENTIAL_MASTER_KEY: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'CREDENTIAL_MASTER_KEY must be 64 hexadecimal characters (32 bytes)')
+      .optional(),
+  ),
+  /** platform_a's Web API base address (connections: credential validation, channel lists). */
+  PLATFORM_A_API_URL: z.string().url().default('https://slack.com/api/'),
+  /** platform_b's REST API base address, without the version (connections: credential validation, channel lists). */
+  PLATFORM_B_API_URL: z.string().url().default('https://discord.com/api'),
+});
+
+/**
+ * The configuration schema: the fields above, and CREDENTIAL_MASTER_KEY required when NODE_ENV=production (spec
+ * "Authentication" 2: the process refuses to start; the error names the variable, never a value).
+ */
+export const ConfigSchema = ConfigFields.superRefine((cfg, ctx) => {
+  if (cfg.NODE_ENV === 'production' && !cfg.CREDENTIAL_MASTER_KEY)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CREDENTIAL_MASTER_KEY'],
+      message: 'CREDENTIAL_MASTER_KEY is required when NODE_ENV=production (64 hexadecimal characters)',
+    });
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,3 +1,7 @@
+export * from './ask/ask-store.js';
+export * from './ask/migrations.js';
+export * from './connections/connection-store.js';
+export * from './connections/migrations.js';
 export * from './db.js';
 export * from './documents/kysely-store.js';
 export * from './documents/migrations.js';

@@ -3,7 +3,9 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { registerErrorHandling } from './errors.js';
 import type { ApiPorts } from './ports.js';
 import { adminRoutes } from './routes/admin.js';
+import { askRoutes } from './routes/ask.js';
 import { channelRoutes } from './routes/channels.js';
+import { connectionRoutes } from './routes/connections.js';
 import { graphRoutes } from './routes/graph.js';
 import { healthRoutes } from './routes/health.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -35,6 +37,8 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   await app.register(graphRoutes, ports);
   await app.register(adminRoutes, ports);
   await app.register(wikiRoutes, ports);
+  await app.register(askRoutes, ports);
+  await app.register(connectionRoutes, ports);
   await app.register(statsRoutes, { ...ports, telemetry });
   return app;
 };

@@ -1,7 +1,9 @@
 import type { LagRow } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
-import type { DocumentStore, GraphStore, KeywordIndex, VectorStore, WikiStore } from '@atlas/stores';
+import type { AskStore, DocumentStore, GraphStore, KeywordIndex, VectorStore, WikiStore } from '@atlas/stores';
 import type { WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
+import type { AskAttachment, AskLlm } from './ask/engine.js';
+import type { ConnectionPorts } from './routes/connections.js';
 import type { GraphExpansion } from './search.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
@@ -44,4 +46,26 @@ export interface ApiPorts {
    * projector), or null when it is off: GET /api/wiki/status next_generation_scheduled. Absent: null.
    */
   nextWikiRebuild?: () => Date | null;
+  /**
+   * Ask (spec "Ask"): the sessions store, the LLM tiers (null offline: extractive answers and regex routing), the
+   * graph retrieval of `graph` / `both` routes (null: semantic only) and the per-client rate limit (asks per
+   * minute; default ASK_RATE_LIMIT_PER_MINUTE). Absent: the ask routes are not registered.
+   */
+  ask?: {
+    store: AskStore;
+    llm: { quality: AskLlm | null; fast: AskLlm | null };
+    graphRetrieval: GraphExpansion | null;
+    rateLimitPerMinute?: number;
+  };
+  /**
+   * Text (or an image) from an uploaded file or a base64 attachment (spec "POST /api/ask/upload": PDF, PNG, JPEG,
+   * DOCX, TXT, CSV, 10 MB); throws an error with `status` 400, 413 or 415. Absent: attachments are refused.
+   */
+  extractAttachment?: (file: { name: string; contentType: string; data: Buffer }) => Promise<AskAttachment>;
+  /**
+   * Connections (spec "Connections"): the store (credentials encrypted under CREDENTIAL_MASTER_KEY) and the platform
+   * client that validates credentials and lists a platform's channels. Absent: the connections routes are not
+   * registered.
+   */
+  connections?: ConnectionPorts;
 }

@@ -1,5 +1,6 @@
-import { type ApiPorts, graphExpansion, type HealthCheck } from '@atlas/api';
+import { type ApiPorts, askLlmOf, graphExpansion, type HealthCheck } from '@atlas/api';
 import { questionEntities } from '@atlas/pipeline';
+import { platformClient } from '@atlas/platforms';
 import {
   backfillEmbeddings,
   backfillRuntimeEntities,
@@ -7,6 +8,7 @@ import {
   projectorLagRows,
   type Runtime,
 } from '@atlas/projectors';
+import { extractUpload } from '@atlas/providers';
 import { sql } from 'kysely';
 
 export {
@@ -42,7 +44,17 @@ export const healthChecks = (rt: Runtime): HealthCheck[] => {
       ? { name: 'embedding_provider', check: ping(() => rt.embeddings!.embedder.embed(['health check'])) }
       : notYet('embedding_provider'),
     { name: 'graph_store', check: ping(() => rt.graph.ping()) },
-    notYet('llm_provider'), // no provider configured: the offline regex fast path extracts facts
+    {
+      // Offline (no provider configured): degraded, the regex fast path and extractive answers serve. Configured:
+      // healthy while every provider's breaker is closed, failing when all are open, else degraded.
+      name: 'llm_provider',
+      check: async () => {
+        const links = [...(rt.llm.fast?.health() ?? []), ...(rt.llm.quality?.health() ?? [])];
+        if (links.length === 0) return 'degraded';
+        if (links.every((l) => l.state === 'CLOSED')) return 'healthy';
+        return links.every((l) => l.state === 'OPEN') ? 'failing' : 'degraded';
+      },
+    },
     notYet('web_search_provider'),
   ];
 };
@@ -62,4 +74,23 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   wiki: rt.wiki,
   generateWiki: rt.wikiGenerator && ((channelId, mode) => rt.wikiGenerator!.generate(channelId, mode)),
   nextWikiRebuild: () => nextCronRun(rt.cfg.WIKI_REBUILD_CRON),
+  extractAttachment: async (file) => {
+    const x = await extractUpload(file);
+    return x.kind === 'image'
+      ? { kind: 'image', name: x.name, contentType: x.contentType, base64: x.base64 }
+      : { kind: 'text', name: x.name, mediaType: x.kind === 'pdf' ? 'pdf' : null, text: x.text };
+  },
+  ask: {
+    store: rt.ask,
+    llm: {
+      quality: rt.llm.quality && askLlmOf(rt.llm.quality),
+      fast: rt.llm.fast && askLlmOf(rt.llm.fast),
+    },
+    graphRetrieval: graphExpansion(rt.graph, questionEntities),
+  },
+  connections: {
+    store: rt.connections,
+    platformClient: (credentials) =>
+      platformClient(credentials, { slackApiUrl: rt.cfg.PLATFORM_A_API_URL, discordApiUrl: rt.cfg.PLATFORM_B_API_URL }),
+  },
 });

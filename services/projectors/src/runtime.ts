@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AtlasError, type Config, TOPICS } from '@atlas/core';
+import { AtlasError, type Config, CredentialCipher, TOPICS } from '@atlas/core';
 import {
   ConfluentSchemaRegistry,
   EmbeddedEventLog,
@@ -23,8 +23,10 @@ import {
   OfflineEntityExtractor,
   OfflineFactExtractor,
 } from '@atlas/pipeline';
-import { createEmbedder, type Embedder } from '@atlas/providers';
+import { createEmbedder, type Embedder, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
 import {
+  AskStore,
+  ConnectionStore,
   type DatabaseHandle,
   ElasticsearchKeywordIndex,
   EmbeddingBacklog,
@@ -33,6 +35,8 @@ import {
   type GraphStore,
   type KeywordIndex,
   KyselyDocumentStore,
+  migrateAsk,
+  migrateConnections,
   migrateDocuments,
   migrateEmbeddingBacklog,
   migrateEntityState,
@@ -51,7 +55,7 @@ import {
   type VectorStore,
   WikiStore,
 } from '@atlas/stores';
-import { openAiSummarizer, type WikiPage, type WikiStructure } from '@atlas/wiki';
+import { completionSummarizer, type WikiPage, type WikiStructure } from '@atlas/wiki';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
@@ -85,11 +89,23 @@ export interface Runtime {
   embeddingsUnavailable: string | null;
   /** The wiki's clusters, pages, versions and generation state (beside the other stores). */
   wiki: WikiStore<WikiPage, WikiStructure>;
+  /** Ask sessions, their messages and feedback (the query service's own store, beside the others). */
+  ask: AskStore;
+  /**
+   * Connections and their channel lists, credentials encrypted under CREDENTIAL_MASTER_KEY (unset outside production:
+   * the public development key, warned about once per process when a credential is first stored).
+   */
+  connections: ConnectionStore;
   /**
    * Wiki generation over the stores (null without embeddings: topics are clusters of fact vectors), with LLM topic
    * summaries when LLM_BASE_URL is set (quality tier, LLM_QUALITY_MODEL).
    */
   wikiGenerator: WikiGenerator | null;
+  /**
+   * The LLM tiers (spec "LLM fallback chain": primary → secondary provider, each behind its circuit breaker): fast
+   * (routing, extraction) and quality (answers); null without LLM_BASE_URL / LLM_SECONDARY_BASE_URL (offline).
+   */
+  llm: LlmChains;
   close(): Promise<void>;
 }
 
@@ -111,6 +127,11 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateEntityState(db);
   if (!cfg.NEO4J_URL) await migrateGraph(db);
   await migrateWiki(db);
+  await migrateAsk(db);
+  await migrateConnections(db);
+  const cipher = CredentialCipher.fromConfig(cfg, (m) =>
+    process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }),
+  );
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
     : new KyselySchemaRegistry(db);
@@ -139,6 +160,8 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
       })
     : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
   const wiki = new WikiStore<WikiPage, WikiStructure>(db);
+  const ask = new AskStore(db);
+  const llm = llmChainsFromConfig(cfg);
   const documents = new KyselyDocumentStore(db);
   return {
     cfg,
@@ -166,23 +189,26 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     embeddings,
     embeddingsUnavailable: reason,
     wiki,
+    ask,
+    connections: new ConnectionStore(db, cipher),
     wikiGenerator: embeddings
       ? new WikiGenerator({
           documents,
           vectors: embeddings.vectors,
           graph,
           wiki,
-          summarizer: cfg.LLM_BASE_URL
-            ? openAiSummarizer({
-                baseURL: cfg.LLM_BASE_URL,
-                apiKey: cfg.LLM_API_KEY ?? 'none',
-                model: cfg.LLM_QUALITY_MODEL,
-                timeoutMs: cfg.LLM_TIMEOUT_MS,
+          // The quality tier writes topic summaries (through its chain: primary → secondary, breakers).
+          summarizer: llm.quality
+            ? completionSummarizer(cfg.LLM_QUALITY_MODEL, async (messages) => {
+                return (await llm.quality!.complete({ messages, temperature: 0 })).text;
               })
             : null,
         })
       : null,
+    llm,
     close: async () => {
+      llm.fast?.shutdown();
+      llm.quality?.shutdown();
       await embeddings?.embedder.close?.();
       await graph.close();
       await eventLog.close();
