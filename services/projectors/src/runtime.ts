@@ -129,9 +129,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateWiki(db);
   await migrateAsk(db);
   await migrateConnections(db);
-  const cipher = CredentialCipher.fromConfig(cfg, (m) =>
-    process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }),
-  );
+  const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
     : new KyselySchemaRegistry(db);
