@@ -274,3 +274,67 @@ export const EntitiesExtracted = z.object({
   supersessions: z.array(Supersession),
 });
 export type EntitiesExtracted = z.infer<typeof EntitiesExtracted>;
+
+/**
+ * Spec "Channel settings" (update body of PUT /api/channels/{channel_id}/settings), as Atlas keeps them. Defaults:
+ * every flag on, retention_days null (keep forever). retention_days: whole days; messages older than that (by message
+ * time) are deleted by the retention pass.
+ */
+export const ChannelSettings = z.object({
+  sync_enabled: z.boolean(),
+  wiki_enabled: z.boolean(),
+  graph_enabled: z.boolean(),
+  fact_extraction_enabled: z.boolean(),
+  retention_days: z.number().int().min(1).nullable(),
+});
+export type ChannelSettings = z.infer<typeof ChannelSettings>;
+
+/** The settings of a channel nobody has changed. */
+export const DEFAULT_CHANNEL_SETTINGS: ChannelSettings = Object.freeze({
+  sync_enabled: true,
+  wiki_enabled: true,
+  graph_enabled: true,
+  fact_extraction_enabled: true,
+  retention_days: null,
+});
+
+/**
+ * Data of `ChannelSettingsUpdated` (a command appended by PUT /api/channels/{channel_id}/settings to atlas.messages;
+ * the facts projector forwards it to atlas.facts for the entities projector): the channel's complete settings after
+ * the update (a later event replaces an earlier one). Projectors honour them for the events that follow, so a replay
+ * ends where the live run did: fact_extraction_enabled=false → empty fact sets; graph_enabled=false → no entities.
+ */
+export const ChannelSettingsUpdated = z.object({
+  channelId: z.string(),
+  syncEnabled: z.boolean(),
+  wikiEnabled: z.boolean(),
+  graphEnabled: z.boolean(),
+  factExtractionEnabled: z.boolean(),
+  /** Whole days, or null: keep forever. */
+  retentionDays: z.number().int().min(1).nullable(),
+  /** ISO 8601 UTC, system time of the request. */
+  updatedAt: z.string(),
+});
+export type ChannelSettingsUpdated = z.infer<typeof ChannelSettingsUpdated>;
+
+/**
+ * Data of `ChannelDataDeleted` (a command appended by DELETE /api/channels/{channel_id}/data to atlas.messages,
+ * forwarded in order by the facts projector to atlas.facts and by the entities projector to atlas.graph): every
+ * projector deletes the channel's rows of its store that come from the topic it read the event on, so nothing
+ * derived from earlier events survives and a replay ends in the same state. The channel row and its settings stay.
+ */
+export const ChannelDataDeleted = z.object({
+  channelId: z.string(),
+  /** ISO 8601 UTC, system time of the request. */
+  requestedAt: z.string(),
+});
+export type ChannelDataDeleted = z.infer<typeof ChannelDataDeleted>;
+
+/** ChannelSettingsUpdated data → the settings shape (snake case, as the API answers). Pure. */
+export const settingsOfEvent = (e: ChannelSettingsUpdated): ChannelSettings => ({
+  sync_enabled: e.syncEnabled,
+  wiki_enabled: e.wikiEnabled,
+  graph_enabled: e.graphEnabled,
+  fact_extraction_enabled: e.factExtractionEnabled,
+  retention_days: e.retentionDays,
+});

@@ -1,5 +1,7 @@
 import type {
+  ChannelDataDeleted,
   ChannelDiscovered,
+  ChannelSettingsUpdated,
   DeadLettered,
   EntitiesExtracted,
   FactsExtracted,
@@ -29,6 +31,8 @@ export interface EventDataMap {
   FactsExtracted: FactsExtracted;
   EntitiesExtracted: EntitiesExtracted;
   DeadLettered: DeadLettered;
+  ChannelSettingsUpdated: ChannelSettingsUpdated;
+  ChannelDataDeleted: ChannelDataDeleted;
 }
 export type EventType = keyof EventDataMap;
 

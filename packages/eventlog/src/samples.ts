@@ -145,4 +145,17 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     attempts: 5,
     failedAt: '2018-02-06T00:00:00.000Z',
   },
+  ChannelSettingsUpdated: {
+    channelId: 'C03S1KBA2',
+    syncEnabled: true,
+    wikiEnabled: false,
+    graphEnabled: true,
+    factExtractionEnabled: true,
+    retentionDays: 90,
+    updatedAt: '2018-02-06T00:00:00.000Z',
+  },
+  ChannelDataDeleted: {
+    channelId: 'C03S1KBA2',
+    requestedAt: '2018-02-06T00:00:00.000Z',
+  },
 };

@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  ChannelDataDeleted,
   ChannelDiscovered,
+  ChannelSettingsUpdated,
   DeadLettered,
   EntitiesExtracted,
   FactsExtracted,
@@ -23,6 +25,8 @@ const zodOf = {
   FactsExtracted,
   EntitiesExtracted,
   DeadLettered,
+  ChannelSettingsUpdated,
+  ChannelDataDeleted,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */
