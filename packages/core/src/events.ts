@@ -8,6 +8,7 @@ import type {
   MessageDeleted,
   MessageIngested,
 } from './domain.js';
+import type { SyncCancelled, SyncJobUpdated, SyncRequested } from './sync.js';
 
 /** Topic names (ARCHITECTURE.md "Topics"); every topic is keyed by channel_id unless noted. */
 export const TOPICS = {
@@ -33,6 +34,9 @@ export interface EventDataMap {
   DeadLettered: DeadLettered;
   ChannelSettingsUpdated: ChannelSettingsUpdated;
   ChannelDataDeleted: ChannelDataDeleted;
+  SyncRequested: SyncRequested;
+  SyncCancelled: SyncCancelled;
+  SyncJobUpdated: SyncJobUpdated;
 }
 export type EventType = keyof EventDataMap;
 

@@ -5,3 +5,4 @@ export * from './domain.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './ids.js';
+export * from './sync.js';

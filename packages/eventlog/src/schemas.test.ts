@@ -9,6 +9,9 @@ import {
   FactsExtracted,
   MessageDeleted,
   MessageIngested,
+  SyncCancelled,
+  SyncJobUpdated,
+  SyncRequested,
 } from '@atlas/core';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +30,9 @@ const zodOf = {
   DeadLettered,
   ChannelSettingsUpdated,
   ChannelDataDeleted,
+  SyncRequested,
+  SyncCancelled,
+  SyncJobUpdated,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */
