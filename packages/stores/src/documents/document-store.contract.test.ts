@@ -1,3 +1,4 @@
+import { DEFAULT_CHANNEL_SETTINGS, type EntitiesExtracted, entityUuid, type MessageIngested } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db.js';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
@@ -5,6 +6,35 @@ import { testDatabases } from '../testing.js';
 import { KyselyDocumentStore } from './kysely-store.js';
 import { migrateDocuments } from './migrations.js';
 import type { DocumentStore } from './port.js';
+
+/** One entity named by the message's fact, and one supersession the message states. */
+const graphLinks = (m: MessageIngested, factId: string): EntitiesExtracted => {
+  const entityId = entityUuid(m.channelId, 'Technology', 'Kafka');
+  return {
+    messageId: m.messageId,
+    platform: m.platform,
+    channelId: m.channelId,
+    sourceMessageId: m.platformMessageId,
+    messageTs: m.timestamp,
+    extractor: 'test',
+    extractedAt: m.timestamp,
+    entities: [
+      { entityId, type: 'Technology', name: 'Kafka', aliases: [], confidence: 0.9, factIds: [factId], properties: {} },
+    ],
+    relationships: [],
+    supersessions: [
+      {
+        factId: entityUuid(m.channelId, 'Decision', 'older'),
+        supersededBy: factId,
+        oldEntityId: null,
+        newEntityId: null,
+        invalidAt: m.timestamp,
+        certain: true,
+        reason: 'test',
+      },
+    ],
+  };
+};
 
 for (const { name, open } of testDatabases()) {
   describe(`${name}: DocumentStore`, () => {
@@ -133,6 +163,63 @@ for (const { name, open } of testDatabases()) {
       expect(await store.getMessages(ch, [m.platformMessageId])).toEqual([]);
       expect((await store.listMessages(ch, { limit: 10 })).messages).toHaveLength(0);
       expect((await store.getChannel(ch))?.message_count).toBe(0);
+    });
+
+    it('deleteChannelData removes one part of a channel at a time, keeps the channel and other channels', async () => {
+      const ch = freshChannelId();
+      const other = freshChannelId();
+      for (const c of [ch, other]) {
+        await store.upsertChannel(channelEvent(c), new Date());
+        const m = messageEvent(c, 1_600_000_000, 'we decided to use Kafka');
+        await store.upsertMessages([m, messageEvent(c, 1_600_000_060, 'ok')]);
+        const f = factOf(m, 'alice decided to use Kafka');
+        await store.replaceFacts([factSet(m, [f])]);
+        await store.replaceGraphLinks([graphLinks(m, f.factId)]);
+      }
+      const [fact] = (await store.listMemories({ channelId: ch, page: 1, limit: 5 })).rows;
+      expect((await store.getMemory(fact!.id))?.graph_entity_ids).toHaveLength(1);
+      expect(await store.deleteChannelData(ch, 'messages')).toBe(2);
+      expect(await store.getChannel(ch)).toMatchObject({ message_count: 0, fact_count: 1 });
+      expect(await store.deleteChannelData(ch, 'facts')).toBe(1);
+      expect(await store.getChannel(ch)).toMatchObject({ message_count: 0, fact_count: 0 });
+      expect(await store.deleteChannelData(ch, 'graph')).toBe(2); // one entity link, one supersession
+      expect(await store.getChannel(ch)).toMatchObject({ entity_count: 0 });
+      for (const part of ['messages', 'facts', 'graph'] as const)
+        expect(await store.deleteChannelData(ch, part)).toBe(0);
+      expect(await store.getChannel(other)).toMatchObject({ message_count: 2, fact_count: 1, entity_count: 1 });
+      expect(await store.messageHashes(ch)).toEqual(new Map());
+    });
+
+    it('keeps channel settings over their defaults and lists messages past a retention cut-off', async () => {
+      const ch = freshChannelId();
+      expect(await store.channelSettings(ch)).toBeNull();
+      expect(await store.applyChannelSettings(ch, { ...DEFAULT_CHANNEL_SETTINGS, wiki_enabled: false })).toBe(false);
+      await store.upsertChannel(channelEvent(ch), new Date());
+      expect(await store.channelSettings(ch)).toEqual(DEFAULT_CHANNEL_SETTINGS);
+      const settings = { ...DEFAULT_CHANNEL_SETTINGS, graph_enabled: false, retention_days: 30 };
+      expect(await store.applyChannelSettings(ch, settings)).toBe(true);
+      await store.upsertChannel(channelEvent(ch), new Date()); // a later ChannelDiscovered keeps them
+      expect(await store.channelSettings(ch)).toEqual(settings);
+      expect((await store.getChannel(ch))?.settings).toEqual({
+        sync_enabled: true,
+        wiki_enabled: true,
+        graph_enabled: false,
+      });
+      expect(await store.channelsWithRetention()).toContainEqual({ channelId: ch, retentionDays: 30 });
+      const msgs = [0, 60, 120].map((d) => messageEvent(ch, 1_600_000_000 + d, `m${d}`));
+      await store.upsertMessages(msgs);
+      await store.markMessageDeleted(ch, msgs[0]!.platformMessageId, '2024-01-01T00:00:00Z');
+      const cut = new Date((1_600_000_000 + 90) * 1000).toISOString();
+      expect(await store.messagesBefore(ch, cut, 10)).toEqual([
+        {
+          messageId: msgs[1]!.messageId,
+          platformMessageId: msgs[1]!.platformMessageId,
+          platform: 'platform_a',
+          timestamp: '2020-09-13T12:27:40.000Z',
+        },
+      ]);
+      await store.applyChannelSettings(ch, DEFAULT_CHANNEL_SETTINGS);
+      expect((await store.channelsWithRetention()).map((c) => c.channelId)).not.toContain(ch);
     });
 
     it('returns null for unknown ids', async () => {

@@ -1,9 +1,18 @@
-import type { ChannelDiscovered, EntitiesExtracted, FactsExtracted, MessageIngested } from '@atlas/core';
-import { type Kysely, sql } from 'kysely';
 import type {
+  ChannelDiscovered,
+  ChannelSettings,
+  EntitiesExtracted,
+  FactsExtracted,
+  MessageIngested,
+} from '@atlas/core';
+import { type Kysely, sql } from 'kysely';
+import { deleteChannelPart, messagesBefore, settingsOf, writeSettings } from './channel-data.js';
+import type {
+  ChannelDataPart,
   ChannelDetailView,
   ChannelView,
   DocumentStore,
+  ExpiredMessage,
   MemoryDetailView,
   MemoryListView,
   MemoryQuery,
@@ -228,6 +237,7 @@ export class KyselyDocumentStore implements DocumentStore {
               `${s.messageId}\u0000${x.factId}`,
               {
                 by_message_uuid: s.messageId,
+                channel_id: s.channelId,
                 fact_id: x.factId,
                 superseded_by: x.supersededBy,
                 invalid_at: x.invalidAt,
@@ -275,6 +285,36 @@ export class KyselyDocumentStore implements DocumentStore {
         potential_contradiction: r.potential_contradiction || mine.some((x) => !x.certain),
       };
     });
+  }
+
+  deleteChannelData(channelId: string, part: ChannelDataPart): Promise<number> {
+    return deleteChannelPart(this.db, channelId, part);
+  }
+
+  applyChannelSettings(channelId: string, settings: ChannelSettings): Promise<boolean> {
+    return writeSettings(this.db, channelId, settings);
+  }
+
+  async channelSettings(channelId: string): Promise<ChannelSettings | null> {
+    const row = await this.db.selectFrom('channels').select('settings').where('id', '=', channelId).executeTakeFirst();
+    return row ? settingsOf(row.settings as Record<string, unknown>) : null;
+  }
+
+  async channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]> {
+    const rows = await this.db
+      .selectFrom('channels')
+      .select(['id', 'settings'])
+      .where(sql<boolean>`settings ? 'retention_days' and jsonb_typeof(settings->'retention_days') = 'number'`)
+      .orderBy('id')
+      .execute();
+    return rows.flatMap((r) => {
+      const days = settingsOf(r.settings as Record<string, unknown>).retention_days;
+      return days === null ? [] : [{ channelId: r.id, retentionDays: days }];
+    });
+  }
+
+  messagesBefore(channelId: string, before: string, limit: number): Promise<ExpiredMessage[]> {
+    return messagesBefore(this.db, channelId, before, limit);
   }
 
   async listChannels(): Promise<ChannelView[]> {

@@ -56,4 +56,15 @@ export const migrateDocuments = (db: Kysely<unknown>) =>
         await sql`create index if not exists fact_supersessions_fact on fact_supersessions (fact_id)`.execute(db);
       },
     },
+    '0003_supersession_channel': {
+      // DELETE /api/channels/{channel_id}/data removes a channel's supersessions by channel (ChannelDataDeleted).
+      async up(db: Kysely<unknown>) {
+        await sql`alter table fact_supersessions add column if not exists channel_id text`.execute(db);
+        await sql`update fact_supersessions s set channel_id = m.channel_id from messages m
+          where s.channel_id is null and m.message_uuid = s.by_message_uuid`.execute(db);
+        await sql`update fact_supersessions s set channel_id = f.channel_id from memories f
+          where s.channel_id is null and f.id = s.fact_id`.execute(db);
+        await sql`create index if not exists fact_supersessions_channel on fact_supersessions (channel_id)`.execute(db);
+      },
+    },
   });

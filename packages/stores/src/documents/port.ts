@@ -1,9 +1,11 @@
 import type {
   ChannelDiscovered,
+  ChannelSettings,
   EntitiesExtracted,
   Fact,
   FactsExtracted,
   MessageIngested,
+  Platform,
   Reaction,
 } from '@atlas/core';
 
@@ -92,6 +94,21 @@ export interface MemoryQuery {
   until?: string | undefined;
 }
 
+/**
+ * What one copy of ChannelDataDeleted removes (each topic's copy the rows that topic's events wrote): `messages`
+ * (atlas.messages), `facts` (memories, atlas.facts), `graph` (entity links and supersessions, atlas.graph).
+ */
+export type ChannelDataPart = 'messages' | 'facts' | 'graph';
+
+/** A stored message past a channel's retention (DocumentStore.messagesBefore). */
+export interface ExpiredMessage {
+  messageId: string;
+  platformMessageId: string;
+  platform: Platform;
+  /** ISO 8601 UTC message time. */
+  timestamp: string;
+}
+
 export interface MessagePage {
   messages: MessageView[];
   has_more: boolean;
@@ -124,6 +141,23 @@ export interface DocumentStore {
    * replaceFacts: links are joined on read. Never deletes a fact (spec "Memory validity").
    */
   replaceGraphLinks(sets: readonly EntitiesExtracted[]): Promise<void>;
+
+  /**
+   * Deletes one part of a channel's data (ChannelDataDeleted, see ChannelDataPart); the channel row and its settings
+   * stay. Returns how many rows went (messages, memories, or links plus supersessions). Idempotent.
+   */
+  deleteChannelData(channelId: string, part: ChannelDataPart): Promise<number>;
+  /** Stores a channel's complete settings (ChannelSettingsUpdated); an unknown channel is left alone (false). */
+  applyChannelSettings(channelId: string, settings: ChannelSettings): Promise<boolean>;
+  /**
+   * A channel's settings (spec "Channel settings"), unset keys at their defaults (flags on, retention_days null);
+   * null when the channel is unknown.
+   */
+  channelSettings(channelId: string): Promise<ChannelSettings | null>;
+  /** Channels whose retention_days is set, with it (for the retention pass). */
+  channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]>;
+  /** Up to `limit` live messages of a channel older than `before` (ISO 8601 message time), oldest first. */
+  messagesBefore(channelId: string, before: string, limit: number): Promise<ExpiredMessage[]>;
 
   listChannels(): Promise<ChannelView[]>;
   /** null when unknown. */

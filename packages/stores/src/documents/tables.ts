@@ -83,6 +83,8 @@ export interface DocumentTables {
   };
   fact_supersessions: {
     by_message_uuid: string;
+    /** The channel of the message that stated it (migration 0003; null on rows written before it and not backfilled). */
+    channel_id: string | null;
     fact_id: string;
     superseded_by: string;
     invalid_at: Timestamp;

@@ -118,6 +118,21 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
     });
   }
 
+  /** A delete-by-query on channel_id, then a refresh so the next search no longer sees the channel. */
+  async deleteChannel(channelId: string): Promise<number> {
+    await this.ensureIndex();
+    return this.call('delete channel', async () => {
+      const del = await this.es.deleteByQuery({
+        index: this.index,
+        conflicts: 'proceed',
+        refresh: true,
+        query: { term: { channel_id: channelId } },
+      });
+      if (del.failures?.length) throw writeFailure('delete_by_query', del.failures[0]?.status, del.failures[0]);
+      return del.deleted ?? 0;
+    });
+  }
+
   /**
    * - `*` or empty: every fact passing the filters, best quality first, score 1, no highlights.
    * - Otherwise the query's words OR-ed (`match`). Quotes, ` -word` or `OR` switch to `simple_query_string`

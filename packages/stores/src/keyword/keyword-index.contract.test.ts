@@ -168,5 +168,22 @@ for (const [name, factory] of Object.entries(open)) {
       await index.replaceForMessages([{ messageId: d.messageId, docs: [] }]);
       expect((await index.search({ query: 'zookeeper', channelId: ch, limit: 5 })).total).toBe(0);
     });
+
+    it('deleteChannel removes a channel’s facts only, and the term statistics follow', async () => {
+      const gone = freshChannelId();
+      const kept = freshChannelId();
+      const a = doc(gone, 30, 'Retention of the quokka telemetry is ninety days');
+      const b = doc(gone, 31, 'The quokka dashboard moved');
+      const c = doc(kept, 32, 'Quokka alerts page the on-call engineer');
+      await index.replaceForMessages([a, b, c].map((d) => ({ messageId: d.messageId, docs: [d] })));
+      expect((await index.search({ query: 'quokka', channelId: null, limit: 10 })).total).toBe(3);
+      expect(await index.deleteChannel(gone)).toBe(2);
+      const r = await index.search({ query: 'quokka', channelId: null, limit: 10 });
+      expect(r.hits.map((h) => h.factId)).toEqual([c.factId]);
+      expect(r.hits[0]!.score).toBe(1);
+      expect((await index.search({ query: '*', channelId: gone, limit: 10 })).total).toBe(0);
+      expect(await index.deleteChannel(gone)).toBe(0);
+      await index.replaceForMessages([{ messageId: c.messageId, docs: [] }]);
+    });
   });
 }

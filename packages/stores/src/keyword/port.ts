@@ -76,4 +76,9 @@ export interface KeywordIndex {
   /** Replaces the indexed facts of each message with `docs` (an empty list removes them). */
   replaceForMessages(sets: readonly { messageId: string; docs: readonly KeywordDoc[] }[]): Promise<void>;
   search(q: KeywordQuery): Promise<KeywordResult>;
+  /**
+   * Removes every indexed fact of a channel (ChannelDataDeleted) and returns how many; other channels are untouched and
+   * the next search no longer finds them. Idempotent (0 the second time).
+   */
+  deleteChannel(channelId: string): Promise<number>;
 }

@@ -66,6 +66,12 @@ export class PostgresKeywordIndex implements KeywordIndex {
     });
   }
 
+  /** The table's triggers keep the BM25 term statistics (keyword_terms, keyword_stats) in step with the delete. */
+  async deleteChannel(channelId: string): Promise<number> {
+    const r = await sql`delete from keyword_facts where channel_id = ${channelId}`.execute(this.db);
+    return Number(r.numAffectedRows ?? 0);
+  }
+
   async search(q: KeywordQuery): Promise<KeywordResult> {
     const filters = this.filterSql(q);
     if (MATCH_ALL.test(q.query)) {

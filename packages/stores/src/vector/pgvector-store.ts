@@ -251,6 +251,12 @@ export class PgVectorStore implements VectorStore {
     }
   }
 
+  async deleteChannel(channelId: string): Promise<number> {
+    const r = await sql`delete from ${this.table} where channel_id = ${channelId}`.execute(this.db);
+    this.matrices.delete(channelId);
+    return Number(r.numAffectedRows ?? 0);
+  }
+
   async count(): Promise<number> {
     const r = await sql<{ n: number }>`select count(*)::int as n from ${this.table}`.execute(this.db);
     return Number(r.rows[0]?.n ?? 0);

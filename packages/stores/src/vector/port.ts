@@ -34,6 +34,8 @@ export interface VectorStore {
    */
   vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>>;
   count(): Promise<number>;
+  /** Removes every vector of a channel (ChannelDataDeleted) and returns how many. Idempotent (0 the second time). */
+  deleteChannel(channelId: string): Promise<number>;
   /** Optional: loads what makes first searches fast (pgvector's in-memory channel matrices); resolves to how much. */
   warm?(): Promise<number>;
 }

@@ -179,6 +179,17 @@ export class QdrantVectorStore implements VectorStore {
     return out;
   }
 
+  /** Counts the channel's points, then deletes them by a payload filter (wait: true, so searches no longer see them). */
+  async deleteChannel(channelId: string): Promise<number> {
+    await this.ensureCollection();
+    const filter = { must: [{ key: 'channel_id', match: { value: channelId } }] };
+    const { count } = await this.call('count channel', () =>
+      this.client.count(this.collection, { filter, exact: true }),
+    );
+    if (count > 0) await this.call('delete channel', () => this.client.delete(this.collection, { wait: true, filter }));
+    return count;
+  }
+
   async count(): Promise<number> {
     await this.ensureCollection();
     return (await this.call('count', () => this.client.count(this.collection, { exact: true }))).count;

@@ -127,5 +127,23 @@ for (const [name, factory] of Object.entries(open)) {
       const after = await store.search({ channelId: ch, vector: unit([0, 0, 1, 0]), model: 'test-model', limit: 10 });
       expect(after.map((h) => h.factId)).not.toContain(pts[3]!.factId);
     });
+
+    it('deleteChannel removes a channel’s vectors only, including from channel-scoped search', async () => {
+      const gone = freshChannelId();
+      const kept = freshChannelId();
+      const g = [point(gone, 40, [1, 0, 0, 1]), point(gone, 41, [1, 0, 1, 0])];
+      const k = point(kept, 42, [1, 0, 0, 1]);
+      await store.replaceForMessages([...g, k].map((p) => ({ messageId: p.messageId, points: [p] })));
+      const q = { vector: unit([1, 0, 0, 1]), model: 'test-model', limit: 10 };
+      expect(await store.search({ ...q, channelId: gone })).toHaveLength(2); // loads a memory index, if any
+      const before = await store.count();
+      expect(await store.deleteChannel(gone)).toBe(2);
+      expect(await store.count()).toBe(before - 2);
+      expect(await store.search({ ...q, channelId: gone })).toEqual([]);
+      expect((await store.search({ ...q, channelId: null })).map((h) => h.factId)).not.toContain(g[0]!.factId);
+      expect((await store.vectorsOf(g.map((p) => p.factId))).size).toBe(0);
+      expect((await store.search({ ...q, channelId: kept })).map((h) => h.factId)).toEqual([k.factId]);
+      expect(await store.deleteChannel(gone)).toBe(0);
+    });
   });
 }
