@@ -1,7 +1,8 @@
-import { type FactsExtracted, isRetriable, TOPICS } from '@atlas/core';
+import { type ChannelDataDeleted, type FactsExtracted, isRetriable, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
+import { runsOfType } from './documents.js';
 import { embeddingText, filterFields } from './keyword.js';
 
 export interface EmbeddingsDeps {
@@ -36,25 +37,43 @@ export const embedSets = async (
  * FactsExtracted → fact vectors (spec "Ingestion pipeline": embedding, not required). When the embedding
  * provider is down the sets go to the embedding backlog and the batch still commits: facts stay
  * keyword-searchable, and POST /api/admin/backfill/embeddings embeds them later. Idempotent on factId.
+ * ChannelDataDeleted (atlas.facts copy) removes the channel's vectors and its queued sets, in order.
  */
 export const embeddingsProjector: Projector<EmbeddingsDeps> = {
   name: 'embeddings',
   topics: [TOPICS.facts],
-  handles: ['FactsExtracted'],
+  handles: ['FactsExtracted', 'ChannelDataDeleted'],
   reset: async ({ vectors, backlog }) => {
     await vectors.truncate();
     await backlog.truncate();
   },
   async handle(events, deps) {
-    const sets = events.map((e) => e.data as FactsExtracted);
-    try {
-      await embedSets(sets, deps);
-      await deps.backlog.remove(sets.map((s) => s.messageId)); // an older queued set must not overwrite these later
-    } catch (err) {
-      if (!isRetriable(err) || !String((err as { code?: string }).code).startsWith('PROVIDER')) throw err;
-      await deps.backlog.add(sets);
+    for (const run of runsOfType(events)) {
+      if (run[0]!.type !== 'ChannelDataDeleted') {
+        await embedOrQueue(
+          run.map((e) => e.data as FactsExtracted),
+          deps,
+        );
+        continue;
+      }
+      for (const e of run) {
+        const { channelId } = e.data as ChannelDataDeleted;
+        await deps.vectors.deleteChannel(channelId);
+        await deps.backlog.deleteChannel(channelId);
+      }
     }
   },
+};
+
+/** Embeds the sets, or queues them for backfill when the embedding provider is down (PROVIDER_*, retriable). */
+const embedOrQueue = async (sets: FactsExtracted[], deps: EmbeddingsDeps): Promise<void> => {
+  try {
+    await embedSets(sets, deps);
+    await deps.backlog.remove(sets.map((s) => s.messageId)); // an older queued set must not overwrite these later
+  } catch (err) {
+    if (!isRetriable(err) || !String((err as { code?: string }).code).startsWith('PROVIDER')) throw err;
+    await deps.backlog.add(sets);
+  }
 };
 
 /** Drains the embedding backlog in batches (spec Limits: embedding backfill batch 100) until empty or the provider fails. */

@@ -1,9 +1,12 @@
 import {
+  type ChannelDataDeleted,
+  type ChannelSettingsUpdated,
   type FactsExtracted,
   type MessageDeleted,
   type MessageIngested,
   type NewEvent,
   PLATFORM_A_SYSTEM_SUBTYPES,
+  type StoredEvent,
   TOPICS,
 } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
@@ -56,16 +59,52 @@ export const conversationContext = (
 /**
  * MessageIngested | MessageDeleted → FactsExtracted on `atlas.facts` (spec "Ingestion pipeline":
  * preprocess, fact extraction). Every message gets exactly one fact set (empty when nothing passes
- * QUALITY_THRESHOLD, or when the message was deleted), so downstream stores can replace by message.
- * Deterministic fact ids make a redelivered batch produce the same facts again.
+ * QUALITY_THRESHOLD, when the message was deleted, or when the channel's fact_extraction_enabled is off), so
+ * downstream stores can replace by message. Deterministic fact ids make a redelivered batch produce the same facts
+ * again. The channel commands are applied in their place in the batch and forwarded to `atlas.facts` in order with
+ * the fact sets: ChannelSettingsUpdated (its fact_extraction_enabled kept in this projector's state, for the
+ * entities projector's graph_enabled) and ChannelDataDeleted (the channel's thread state forgotten).
  */
 export const factsProjector: Projector<FactsDeps> = {
   name: 'facts',
   topics: [TOPICS.messages],
-  handles: ['MessageIngested', 'MessageDeleted'],
+  handles: ['MessageIngested', 'MessageDeleted', 'ChannelSettingsUpdated', 'ChannelDataDeleted'],
   // Its own state only: replayed fact sets replace earlier ones downstream (same ids).
   reset: ({ threads }) => threads.truncate(),
   async handle(events, deps) {
+    const out: NewEvent[] = [];
+    let messages: StoredEvent[] = [];
+    const flush = async () => {
+      if (messages.length > 0) out.push(...(await extractFacts(messages, deps)));
+      messages = [];
+    };
+    for (const e of events) {
+      if (e.type === 'MessageIngested' || e.type === 'MessageDeleted') {
+        messages.push(e);
+        continue;
+      }
+      await flush();
+      if (e.type === 'ChannelSettingsUpdated') {
+        const d = e.data as ChannelSettingsUpdated;
+        await deps.threads.setExtractionEnabled(d.channelId, d.factExtractionEnabled);
+        out.push({ type: 'ChannelSettingsUpdated', key: d.channelId, data: d });
+      } else if (e.type === 'ChannelDataDeleted') {
+        const d = e.data as ChannelDataDeleted;
+        await deps.threads.deleteChannel(d.channelId);
+        out.push({ type: 'ChannelDataDeleted', key: d.channelId, data: d });
+      }
+    }
+    await flush();
+    await deps.eventLog.append(TOPICS.facts, out);
+  },
+};
+
+/**
+ * The fact sets of a run of MessageIngested | MessageDeleted events, in order, updating the thread roots and channel
+ * tails. Messages of channels whose fact extraction is off get an empty set (their earlier facts are retracted).
+ */
+const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<NewEvent<'FactsExtracted'>[]> => {
+  {
     const messages = events.filter((e) => e.type === 'MessageIngested').map((e) => e.data as MessageIngested);
     const seen = new Map<string, ThreadRoot>();
     const byChannel = new Map<string, string[]>();
@@ -77,6 +116,7 @@ export const factsProjector: Projector<FactsDeps> = {
       for (const [id, root] of await deps.threads.get(channelId, ids)) seen.set(`${channelId}\u0000${id}`, root);
     }
     const tails = await deps.threads.tails([...new Set(messages.map((m) => m.channelId))]);
+    const disabled = await deps.threads.extractionDisabled([...new Set(messages.map((m) => m.channelId))]);
     const changedTails = new Set<string>();
     const out: NewEvent<'FactsExtracted'>[] = [];
     const roots: ThreadRoot[] = [];
@@ -105,7 +145,9 @@ export const factsProjector: Projector<FactsDeps> = {
       const thread: ThreadContext | null = root
         ? { rootText: root.text, rootAuthorName: root.authorName, rootId: root.rootId }
         : null;
-      const facts = selectFacts(await deps.extractor.extract({ message: m, thread }), deps.qualityThreshold);
+      const facts = disabled.has(m.channelId)
+        ? []
+        : selectFacts(await deps.extractor.extract({ message: m, thread }), deps.qualityThreshold);
       const text = preprocess(m).text;
       const context = facts.length > 0 ? conversationContext(m, root, tails.get(m.channelId)) : '';
       out.push(
@@ -146,8 +188,8 @@ export const factsProjector: Projector<FactsDeps> = {
     }
     await deps.threads.put(roots);
     await deps.threads.putTails([...changedTails].map((c) => tails.get(c)!));
-    await deps.eventLog.append(TOPICS.facts, out);
-  },
+    return out;
+  }
 };
 
 const factSet = (data: FactsExtracted): NewEvent<'FactsExtracted'> => ({

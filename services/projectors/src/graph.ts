@@ -1,5 +1,7 @@
 import {
   AtlasError,
+  type ChannelDataDeleted,
+  type ChannelSettingsUpdated,
   type EntitiesExtracted,
   type FactsExtracted,
   isRetriable,
@@ -18,6 +20,7 @@ import type {
   EntityStateStore,
   GraphStore,
 } from '@atlas/stores';
+import { runsOfType } from './documents.js';
 
 export interface EntitiesDeps {
   extractor: EntityExtractor;
@@ -180,23 +183,49 @@ const entitySet = (
  * ARCHITECTURE.md graph projector, first stage). The extraction runs once and is recorded in the log, so
  * rebuilding the graph store (a replay of the `graph` projector) calls no model. When the LLM is down the
  * message's fact set is queued for entity backfill and the batch still commits: facts are stored anyway.
+ * Channel commands (atlas.facts copies), in order: ChannelSettingsUpdated keeps graph_enabled in this projector's
+ * state (off: a channel's fact sets are read as empty, so nothing new is extracted and a message that had a
+ * contribution has it retracted); ChannelDataDeleted forgets the channel's state and queue and is forwarded to
+ * `atlas.graph`.
  */
 export const entitiesProjector: Projector<EntitiesDeps> = {
   name: 'entities',
   topics: [TOPICS.facts],
-  handles: ['FactsExtracted'],
+  handles: ['FactsExtracted', 'ChannelSettingsUpdated', 'ChannelDataDeleted'],
   reset: ({ state }) => state.truncate(),
   async handle(events, deps) {
-    const sets = events.map((e) => e.data as FactsExtracted);
-    const { events: out, queued } = await extractEntities(sets, deps);
+    const out: NewEvent[] = [];
+    for (const run of runsOfType(events)) {
+      const type = run[0]!.type;
+      if (type === 'FactsExtracted') out.push(...(await entitiesOfSets(run, deps)));
+      for (const e of type === 'ChannelSettingsUpdated' ? run : []) {
+        const d = e.data as ChannelSettingsUpdated;
+        await deps.state.setGraphEnabled(d.channelId, d.graphEnabled);
+      }
+      for (const e of type === 'ChannelDataDeleted' ? run : []) {
+        const d = e.data as ChannelDataDeleted;
+        await deps.state.deleteChannel(d.channelId);
+        await deps.backlog.deleteChannel(d.channelId);
+        out.push({ type: 'ChannelDataDeleted', key: d.channelId, data: d });
+      }
+    }
     await deps.eventLog.append(TOPICS.graph, out);
-    // A newer fact set of a queued message replaces the queued one; a processed message leaves the queue.
-    await deps.backlog.remove(
-      'extract',
-      sets.filter((s) => !queued.includes(s)).map((s) => s.messageId),
-    );
-    await deps.backlog.add(queued.map((s) => backlogItem('extract', s, 'entity extractor unavailable')));
   },
+};
+
+/** Extraction of a run of fact sets (graph_enabled off: read as empty) with the backlog kept in step. */
+const entitiesOfSets = async (run: StoredEvent[], deps: EntitiesDeps): Promise<NewEvent<'EntitiesExtracted'>[]> => {
+  const given = run.map((e) => e.data as FactsExtracted);
+  const off = await deps.state.graphDisabled([...new Set(given.map((s) => s.channelId))]);
+  const sets = given.map((s) => (off.has(s.channelId) && s.facts.length > 0 ? { ...s, facts: [] } : s));
+  const { events: out, queued } = await extractEntities(sets, deps);
+  // A newer fact set of a queued message replaces the queued one; a processed message leaves the queue.
+  await deps.backlog.remove(
+    'extract',
+    sets.filter((s) => !queued.includes(s)).map((s) => s.messageId),
+  );
+  await deps.backlog.add(queued.map((s) => backlogItem('extract', s, 'entity extractor unavailable')));
+  return out;
 };
 
 const backlogItem = (
@@ -209,26 +238,45 @@ const backlogItem = (
 /**
  * EntitiesExtracted → the graph store (second stage). Idempotent: each message's contribution replaces
  * its earlier one. When the graph store is down (STORE_UNAVAILABLE) the sets are queued for entity
- * backfill and the batch commits (spec: entity extraction skipped, facts still stored).
+ * backfill and the batch commits (spec: entity extraction skipped, facts still stored). ChannelDataDeleted
+ * (atlas.graph copy) deletes the channel's entities, relationships and contributions, and its queued writes; a graph
+ * store that is down makes the batch wait and retry (a deletion is never skipped).
  */
 export const graphProjector: Projector<GraphDeps> = {
   name: 'graph',
   topics: [TOPICS.graph],
-  handles: ['EntitiesExtracted'],
+  handles: ['EntitiesExtracted', 'ChannelDataDeleted'],
   reset: ({ graph }) => graph.truncate(),
   async handle(events: StoredEvent[], deps) {
-    const sets = events.map((e) => e.data as EntitiesExtracted);
-    try {
-      await deps.graph.applyMessageGraphs(sets);
-      await deps.backlog.remove(
-        'write',
-        sets.map((s) => s.messageId),
-      );
-    } catch (err) {
-      if (!isOutage(err, 'STORE')) throw err;
-      await deps.backlog.add(sets.map((s) => backlogItem('write', s, 'graph store unavailable')));
+    for (const run of runsOfType(events)) {
+      if (run[0]!.type === 'EntitiesExtracted') {
+        await applyGraphs(
+          run.map((e) => e.data as EntitiesExtracted),
+          deps,
+        );
+        continue;
+      }
+      for (const e of run) {
+        const { channelId } = e.data as ChannelDataDeleted;
+        await deps.graph.deleteChannel(channelId);
+        await deps.backlog.deleteChannel(channelId);
+      }
     }
   },
+};
+
+/** Writes message graphs to the graph store, or queues them for backfill while it is down. */
+const applyGraphs = async (sets: EntitiesExtracted[], deps: GraphDeps): Promise<void> => {
+  try {
+    await deps.graph.applyMessageGraphs(sets);
+    await deps.backlog.remove(
+      'write',
+      sets.map((s) => s.messageId),
+    );
+  } catch (err) {
+    if (!isOutage(err, 'STORE')) throw err;
+    await deps.backlog.add(sets.map((s) => backlogItem('write', s, 'graph store unavailable')));
+  }
 };
 
 /**

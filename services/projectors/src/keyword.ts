@@ -1,6 +1,7 @@
-import { type FactsExtracted, TOPICS } from '@atlas/core';
+import { type ChannelDataDeleted, type FactsExtracted, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { FactFilterFields, KeywordDoc, KeywordIndex } from '@atlas/stores';
+import { runsOfType } from './documents.js';
 
 type Fact = FactsExtracted['facts'][number];
 
@@ -50,14 +51,23 @@ export const toKeywordDocs = (s: FactsExtracted): KeywordDoc[] =>
     qualityScore: f.qualityScore,
   }));
 
-/** FactsExtracted → keyword index. Idempotent: a message's indexed facts are replaced by its latest set. */
+/**
+ * FactsExtracted → keyword index. Idempotent: a message's indexed facts are replaced by its latest set.
+ * ChannelDataDeleted (atlas.facts copy) removes the channel's indexed facts, in order with the sets around it.
+ */
 export const keywordProjector: Projector<{ keyword: KeywordIndex }> = {
   name: 'keyword',
   topics: [TOPICS.facts],
-  handles: ['FactsExtracted'],
+  handles: ['FactsExtracted', 'ChannelDataDeleted'],
   reset: ({ keyword }) => keyword.truncate(),
   async handle(events, { keyword }) {
-    const sets = events.map((e) => e.data as FactsExtracted);
-    await keyword.replaceForMessages(sets.map((s) => ({ messageId: s.messageId, docs: toKeywordDocs(s) })));
+    for (const run of runsOfType(events)) {
+      if (run[0]!.type === 'ChannelDataDeleted') {
+        for (const e of run) await keyword.deleteChannel((e.data as ChannelDataDeleted).channelId);
+        continue;
+      }
+      const sets = run.map((e) => e.data as FactsExtracted);
+      await keyword.replaceForMessages(sets.map((s) => ({ messageId: s.messageId, docs: toKeywordDocs(s) })));
+    }
   },
 };

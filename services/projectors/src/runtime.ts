@@ -195,6 +195,8 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
           vectors: embeddings.vectors,
           graph,
           wiki,
+          // Channel settings: wiki_enabled off keeps the scheduler's passes away from the channel.
+          wikiEnabled: async (channelId) => (await documents.channelSettings(channelId))?.wiki_enabled !== false,
           // The quality tier writes topic summaries (through its chain: primary → secondary, breakers).
           summarizer: llm.quality
             ? completionSummarizer(cfg.LLM_QUALITY_MODEL, async (messages) => {

@@ -1,13 +1,23 @@
-import { AtlasError, type EntitiesExtracted, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
+import {
+  AtlasError,
+  type ChannelDataDeleted,
+  type EntitiesExtracted,
+  type FactsExtracted,
+  type StoredEvent,
+  TOPICS,
+} from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import { cachedWikiSink, generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
 import { Cron } from 'croner';
+import { runsOfType } from './documents.js';
 
 /** What the wiki projector reads and writes: the wiki store's stale flags and its sources (WikiStore). */
 export interface WikiProjectorDeps {
   wiki: {
     markStale(...channelIds: string[]): Promise<void>;
     channelsCiting(messages: readonly { channelId: string; messageId: string }[]): Promise<Set<string>>;
+    /** Deletes the channel's whole wiki (ChannelDataDeleted); resolves to the pages it had. */
+    deleteChannel(channelId: string): Promise<number>;
   };
 }
 
@@ -17,13 +27,24 @@ export interface WikiProjectorDeps {
  * relationships or supersessions (EntitiesExtracted), or an empty set retracted the contribution of a message the
  * current wiki was generated from (WikiStore.channelsCiting; an edit or a deletion). Messages that never had facts
  * (most chatter) mark nothing. It writes nothing else: the WikiScheduler regenerates the stale wikis once every
- * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent.
+ * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent. ChannelDataDeleted (either
+ * topic's copy) deletes the channel's wiki, in its place among the marks.
  */
 export const wikiProjector: Projector<WikiProjectorDeps> = {
   name: 'wiki',
   topics: [TOPICS.facts, TOPICS.graph],
-  handles: ['FactsExtracted', 'EntitiesExtracted'],
+  handles: ['FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted'],
   async handle(events: StoredEvent[], deps) {
+    for (const run of runsOfType(events)) {
+      if (run[0]!.type !== 'ChannelDataDeleted') await markChanged(run, deps);
+      else for (const e of run) await deps.wiki.deleteChannel((e.data as ChannelDataDeleted).channelId);
+    }
+  },
+};
+
+/** Marks stale the channels whose shown knowledge a run of FactsExtracted | EntitiesExtracted changed. */
+const markChanged = async (events: StoredEvent[], deps: WikiProjectorDeps): Promise<void> => {
+  {
     const stale = new Set<string>();
     const emptied: { channelId: string; messageId: string }[] = [];
     for (const e of events) {
@@ -35,7 +56,7 @@ export const wikiProjector: Projector<WikiProjectorDeps> = {
     }
     const retracted = await deps.wiki.channelsCiting(emptied.filter((m) => !stale.has(m.channelId)));
     await deps.wiki.markStale(...stale, ...retracted);
-  },
+  }
 };
 
 /** The wiki store as the generator and the scheduler use it. */
@@ -51,9 +72,26 @@ type WikiGeneratorStore = WikiGenerateDeps['wiki'] & { staleChannels(): Promise<
 export class WikiGenerator {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore };
+  private readonly wikiEnabled: (channelId: string) => Promise<boolean>;
 
-  constructor(deps: WikiGenerateDeps & { wiki: WikiGeneratorStore }) {
-    this.deps = { ...deps, wiki: cachedWikiSink(deps.wiki), authorSums: new Map() };
+  /**
+   * `deps.wikiEnabled`: whether a channel's settings allow wiki generation (spec "Channel settings" wiki_enabled;
+   * default: always). The scheduler's passes (generateStale, rebuild) skip the channels it says no for; a stale one
+   * stays stale, so turning the setting on again regenerates it.
+   */
+  constructor(
+    deps: WikiGenerateDeps & { wiki: WikiGeneratorStore; wikiEnabled?: (channelId: string) => Promise<boolean> },
+  ) {
+    const { wikiEnabled, ...rest } = deps;
+    this.deps = { ...rest, wiki: cachedWikiSink(deps.wiki), authorSums: new Map() };
+    this.wikiEnabled = wikiEnabled ?? (async () => true);
+  }
+
+  /** The channels of `channelIds` whose settings allow wiki generation, in order. */
+  private async enabled(channelIds: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const c of channelIds) if (await this.wikiEnabled(c)) out.push(c);
+    return out;
   }
 
   /**
@@ -73,13 +111,13 @@ export class WikiGenerator {
   }
 
   /**
-   * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels), least recently generated
-   * first. A channel that fails is reported in `failed` (its wiki stays stale and is retried next time).
+   * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels) and enabled, least recently
+   * generated first. A channel that fails is reported in `failed` (its wiki stays stale and is retried next time).
    */
   async generateStale(): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
     const results: WikiGenerateResult[] = [];
     const failed: { channelId: string; error: string }[] = [];
-    for (const channelId of await this.deps.wiki.staleChannels()) {
+    for (const channelId of await this.enabled(await this.deps.wiki.staleChannels())) {
       try {
         results.push(await this.generate(channelId, 'incremental'));
       } catch (err) {
@@ -89,13 +127,13 @@ export class WikiGenerator {
     return { results, failed };
   }
 
-  /** Full generation of the given channels (the daily rebuild: every channel with facts), one after another. */
+  /** Full generation of the given channels whose wiki is enabled (the daily rebuild: channels with facts), in turn. */
   async rebuild(
     channelIds: readonly string[],
   ): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
     const results: WikiGenerateResult[] = [];
     const failed: { channelId: string; error: string }[] = [];
-    for (const channelId of channelIds) {
+    for (const channelId of await this.enabled(channelIds)) {
       try {
         results.push(await this.generate(channelId, 'full'));
       } catch (err) {

@@ -1,6 +1,7 @@
 import type { EntitiesExtracted, FactsExtracted } from '@atlas/core';
 import { normalizeEntityName } from '@atlas/core';
 import { type Generated, type Kysely, sql } from 'kysely';
+import { channelFlagsMigration, disabledChannels, setChannelEnabled } from '../channel-flags.js';
 import { runMigrations } from '../migrate.js';
 
 /** A person a channel has seen (an author or a mentioned user). Structurally the pipeline's KnownPerson. */
@@ -97,7 +98,11 @@ export const migrateEntityState = (db: Kysely<unknown>) =>
         await sql`create index if not exists entity_owners_message on entity_owners (message_uuid)`.execute(db);
       },
     },
+    '0003_graph_flags': channelFlagsMigration(GRAPH_FLAGS),
   });
+
+/** The entities projector's copy of graph_enabled per channel. */
+const GRAPH_FLAGS = 'entity_channel_graph';
 
 /** Decisions a channel keeps in state for the same-topic test: the newest this many. */
 const MAX_DECISIONS = 500;
@@ -116,7 +121,25 @@ export class EntityStateStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners`.execute(this.db);
+    await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners, entity_channel_graph`.execute(
+      this.db,
+    );
+  }
+
+  /** Forgets a channel's people, decisions, owners and contributing messages (ChannelDataDeleted); graph_enabled stays. */
+  async deleteChannel(channelId: string): Promise<void> {
+    for (const table of ['entity_people', 'entity_decisions', 'entity_messages', 'entity_owners'] as const)
+      await this.db.deleteFrom(table).where('channel_id', '=', channelId).execute();
+  }
+
+  /** Which of these channels have graph extraction off (ChannelSettingsUpdated.graphEnabled). */
+  graphDisabled(channelIds: readonly string[]): Promise<Set<string>> {
+    return disabledChannels(this.db as Kysely<unknown>, GRAPH_FLAGS, channelIds);
+  }
+
+  /** Records a channel's graph_enabled as the entities projector read it. */
+  setGraphEnabled(channelId: string, enabled: boolean): Promise<void> {
+    return setChannelEnabled(this.db as Kysely<unknown>, GRAPH_FLAGS, channelId, enabled);
   }
 
   /** The people of a channel, by name. */
@@ -337,6 +360,11 @@ export class EntityBacklog {
       .where('stage', '=', stage)
       .where('message_uuid', 'in', [...new Set(messageIds)])
       .execute();
+  }
+
+  /** Drops a channel's queued items (ChannelDataDeleted). */
+  async deleteChannel(channelId: string): Promise<void> {
+    await this.db.deleteFrom('entity_backlog').where('channel_id', '=', channelId).execute();
   }
 
   async count(): Promise<number> {

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { channelFlagsMigration, disabledChannels, setChannelEnabled } from '../channel-flags.js';
 import { runMigrations } from '../migrate.js';
 
 export interface ThreadRoot {
@@ -38,7 +39,11 @@ export const migrateFactsState = (db: Kysely<unknown>) =>
           message_ts text not null, text text not null, author_name text not null)`.execute(db);
       },
     },
+    '0003_extraction_flags': channelFlagsMigration(FLAGS),
   });
+
+/** The facts projector's copy of fact_extraction_enabled per channel. */
+const FLAGS = 'facts_channel_extraction';
 
 /**
  * The facts projector's conversation state: thread roots by (channel, root id), and each channel's
@@ -52,7 +57,23 @@ export class ThreadRootStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table facts_thread_roots, facts_channel_tails`.execute(this.db);
+    await sql`truncate table facts_thread_roots, facts_channel_tails, facts_channel_extraction`.execute(this.db);
+  }
+
+  /** Forgets a channel's thread roots and tail (ChannelDataDeleted); its extraction setting stays. */
+  async deleteChannel(channelId: string): Promise<void> {
+    await this.db.deleteFrom('facts_thread_roots').where('channel_id', '=', channelId).execute();
+    await this.db.deleteFrom('facts_channel_tails').where('channel_id', '=', channelId).execute();
+  }
+
+  /** Which of these channels have fact extraction off (ChannelSettingsUpdated.factExtractionEnabled). */
+  extractionDisabled(channelIds: readonly string[]): Promise<Set<string>> {
+    return disabledChannels(this.db as Kysely<unknown>, FLAGS, channelIds);
+  }
+
+  /** Records a channel's fact_extraction_enabled as the facts projector read it. */
+  setExtractionEnabled(channelId: string, enabled: boolean): Promise<void> {
+    return setChannelEnabled(this.db as Kysely<unknown>, FLAGS, channelId, enabled);
   }
 
   /** The tails of these channels (absent: none seen yet). */

@@ -729,7 +729,9 @@ for (const [name, factory] of Object.entries(open)) {
         graphSet(c2, 1, [keep, keep2], [rel('WORKS_ON', keep, keep2)]),
       ]);
       const before = await store.counts();
+      expect(await store.counts(c1)).toEqual({ nodes: 3, relationships: 2 });
       expect(await store.deleteChannel(c1)).toEqual({ entities: 3, relationships: 2 });
+      expect(await store.counts(c1)).toEqual({ nodes: 0, relationships: 0 });
       expect(await store.counts()).toEqual({ nodes: before.nodes - 3, relationships: before.relationships - 2 });
       expect(await store.listEntities({ channelId: c1, limit: 10 })).toEqual([]);
       expect(await store.listRelationships({ channelId: c1, limit: 10 })).toEqual([]);

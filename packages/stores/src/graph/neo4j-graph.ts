@@ -849,12 +849,16 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** Entities (nodes) and REL relationships of this namespace. */
-  async counts(): Promise<{ nodes: number; relationships: number }> {
+  async counts(channelId?: string): Promise<{ nodes: number; relationships: number }> {
     return this.read('counts', async (tx) => {
-      const [n] = await run(tx, 'MATCH (e:Entity {ns: $ns}) RETURN count(e) AS n', { ns: this.namespace });
-      const [r] = await run(tx, 'MATCH (:Entity {ns: $ns})-[r:REL]->(:Entity {ns: $ns}) RETURN count(r) AS n', {
-        ns: this.namespace,
-      });
+      const p = { ns: this.namespace, c: channelId ?? null };
+      const inChannel = 'WHERE $c IS NULL OR e.channel_id = $c';
+      const [n] = await run(tx, `MATCH (e:Entity {ns: $ns}) ${inChannel} RETURN count(e) AS n`, p);
+      const [r] = await run(
+        tx,
+        `MATCH (e:Entity {ns: $ns})-[r:REL]->(:Entity {ns: $ns}) ${inChannel} RETURN count(r) AS n`,
+        p,
+      );
       return { nodes: (n?.n as number) ?? 0, relationships: (r?.n as number) ?? 0 };
     });
   }

@@ -166,8 +166,11 @@ export interface GraphStore {
     type?: EntityType | undefined;
     limit: number;
   }): Promise<EntityGroup[]>;
-  /** Nodes and relationships stored (spec "Metrics" storage.graph_store_nodes/relationships). */
-  counts(): Promise<{ nodes: number; relationships: number }>;
+  /**
+   * Nodes and relationships stored (spec "Metrics" storage.graph_store_nodes/relationships), or those of one channel
+   * (what deleteChannel would delete; DELETE /api/channels/{channel_id}/data deleted_entities).
+   */
+  counts(channelId?: string): Promise<{ nodes: number; relationships: number }>;
   /** Resolves when the backing server answers; AtlasError STORE_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

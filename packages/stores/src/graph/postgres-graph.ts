@@ -521,10 +521,11 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   /** Numbers of entities (nodes) and relationships stored, over all channels. */
-  async counts(): Promise<{ nodes: number; relationships: number }> {
+  async counts(channelId?: string): Promise<{ nodes: number; relationships: number }> {
+    const where = channelId === undefined ? sql`` : sql`where channel_id = ${channelId}`;
     const r = await this.guard(() =>
-      sql<{ nodes: number; relationships: number }>`select (select count(*)::int from graph_entities) as nodes,
-        (select count(*)::int from graph_relationships) as relationships`.execute(this.db),
+      sql<{ nodes: number; relationships: number }>`select (select count(*)::int from graph_entities ${where}) as nodes,
+        (select count(*)::int from graph_relationships ${where}) as relationships`.execute(this.db),
     );
     return { nodes: Number(r.rows[0]?.nodes ?? 0), relationships: Number(r.rows[0]?.relationships ?? 0) };
   }

@@ -40,6 +40,11 @@ export class EmbeddingBacklog {
     await sql`delete from embedding_backlog where message_id = any(${[...messageIds]}::uuid[])`.execute(this.db);
   }
 
+  /** Drops a channel's queued sets (ChannelDataDeleted). */
+  async deleteChannel(channelId: string): Promise<void> {
+    await sql`delete from embedding_backlog where payload->>'channelId' = ${channelId}`.execute(this.db);
+  }
+
   async count(): Promise<number> {
     const r = await sql<{ n: number }>`select count(*)::int as n from embedding_backlog`.execute(this.db);
     return Number(r.rows[0]?.n ?? 0);

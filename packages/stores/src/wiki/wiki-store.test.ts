@@ -168,6 +168,35 @@ for (const { name, open } of testDatabases()) {
       expect(await store.staleChannels()).toContain(other);
     });
 
+    it('deleteChannel removes a channel’s whole wiki (pages, versions, clusters, state), not the others', async () => {
+      const ch = freshChannelId();
+      const other = freshChannelId();
+      for (const c of [ch, other]) {
+        const s: Structure = { channel_id: c, pages: [{ id: 'overview' }, { id: 'topic-x' }] };
+        const pages: Page[] = [
+          { id: 'overview', title: 'Overview', content: 'o' },
+          { id: 'topic-x', title: 'X', content: 'x' },
+        ];
+        await store.replaceClusters(c, [cluster(c, 'a', ['f1'])]);
+        await store.savePages(c, { structure: s, pages }, { generatedAt: '2026-01-01T00:00:00.000Z', model: 'm' });
+        await store.savePages(c, { structure: s, pages }, { generatedAt: '2026-01-02T00:00:00.000Z', model: 'm' });
+        await store.markStale(c);
+      }
+      expect(await store.pageCount(ch)).toBe(2);
+      expect(await store.deleteChannel(ch)).toBe(2);
+      expect(await store.pageCount(ch)).toBe(0);
+      expect(await store.pages(ch)).toEqual([]);
+      expect(await store.structure(ch)).toBeNull();
+      expect(await store.versions(ch)).toEqual([]);
+      expect(await store.clusters(ch)).toEqual([]);
+      expect(await store.staleChannels()).not.toContain(ch);
+      expect((await store.status(ch)).current_version).toBeNull();
+      expect(await store.deleteChannel(ch)).toBe(0);
+      expect(await store.pageCount(other)).toBe(2);
+      expect(await store.versions(other)).toHaveLength(2);
+      expect(await store.staleChannels()).toContain(other);
+    });
+
     it('truncates', async () => {
       const ch = freshChannelId();
       await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);

@@ -149,6 +149,28 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       wiki_sources`.execute(this.db);
   }
 
+  /**
+   * Deletes everything of a channel's wiki (ChannelDataDeleted): clusters, current pages and their revisions, structure,
+   * every version, sources and generation state (stale flag included). Returns the current pages it had (what
+   * pageCount said). Idempotent.
+   */
+  async deleteChannel(channelId: string): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const pages = await sql`delete from wiki_pages where channel_id = ${channelId}`.execute(trx);
+      for (const table of ['wiki_clusters', 'wiki_page_revisions', 'wiki_structures', 'wiki_versions', 'wiki_sources'])
+        await sql`delete from ${sql.table(table)} where channel_id = ${channelId}`.execute(trx);
+      await sql`delete from wiki_state where channel_id = ${channelId}`.execute(trx);
+      return Number(pages.numAffectedRows ?? 0);
+    });
+  }
+
+  /** How many pages the channel's current wiki has (0 before the first generation). */
+  async pageCount(channelId: string): Promise<number> {
+    const r = await sql<{ n: number }>`select count(*)::int as n from wiki_pages
+      where channel_id = ${channelId}`.execute(this.db);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
   /** The channel's stored clusters, ordered by id. */
   async clusters(channelId: string): Promise<StoredWikiCluster[]> {
     const rows = await sql<{
