@@ -17,6 +17,8 @@ export * from './keyword/migrations.js';
 export * from './keyword/port.js';
 export * from './keyword/postgres-index.js';
 export * from './migrate.js';
+export * from './sync/migrations.js';
+export * from './sync/sync-store.js';
 export * from './testing.js';
 export * from './vector/backlog.js';
 export * from './vector/pgvector-store.js';

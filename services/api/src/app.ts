@@ -12,6 +12,7 @@ import { memoryRoutes } from './routes/memories.js';
 import { memorySearchRoutes } from './routes/memory-search.js';
 import { searchRoutes } from './routes/search.js';
 import { statsRoutes } from './routes/stats.js';
+import { syncRoutes } from './routes/sync.js';
 import { wikiRoutes } from './routes/wiki.js';
 import { registerTelemetry } from './telemetry.js';
 
@@ -39,6 +40,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   await app.register(wikiRoutes, ports);
   await app.register(askRoutes, ports);
   await app.register(connectionRoutes, ports);
+  await app.register(syncRoutes, ports);
   await app.register(statsRoutes, { ...ports, telemetry });
   return app;
 };

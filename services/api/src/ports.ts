@@ -4,6 +4,7 @@ import type { AskStore, DocumentStore, GraphStore, KeywordIndex, VectorStore, Wi
 import type { WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
 import type { AskAttachment, AskLlm } from './ask/engine.js';
 import type { ConnectionPorts } from './routes/connections.js';
+import type { SyncPorts } from './routes/sync.js';
 import type { GraphExpansion } from './search.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
@@ -68,4 +69,6 @@ export interface ApiPorts {
    * registered.
    */
   connections?: ConnectionPorts;
+  /** Sync jobs (spec "Sync"): the job store, commands, connections. Absent: the sync routes are not registered. */
+  sync?: SyncPorts;
 }

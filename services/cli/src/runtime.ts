@@ -1,4 +1,5 @@
 import { type ApiPorts, askLlmOf, graphExpansion, type HealthCheck } from '@atlas/api';
+import { TOPICS } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
 import { platformClient } from '@atlas/platforms';
 import {
@@ -92,5 +93,13 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
     store: rt.connections,
     platformClient: (credentials) =>
       platformClient(credentials, { slackApiUrl: rt.cfg.PLATFORM_A_API_URL, discordApiUrl: rt.cfg.PLATFORM_B_API_URL }),
+  },
+  sync: {
+    store: rt.sync,
+    connections: rt.connections,
+    command: async (event) => {
+      await rt.eventLog.append(TOPICS.commands, [event]);
+    },
+    maxMessages: rt.cfg.SYNC_MAX_MESSAGES,
   },
 });

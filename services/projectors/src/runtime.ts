@@ -43,6 +43,7 @@ import {
   migrateFactsState,
   migrateGraph,
   migrateKeywordIndex,
+  migrateSync,
   migrateVectors,
   migrateWiki,
   Neo4jGraphStore,
@@ -51,6 +52,7 @@ import {
   PostgresGraphStore,
   PostgresKeywordIndex,
   QdrantVectorStore,
+  SyncStore,
   ThreadRootStore,
   type VectorStore,
   WikiStore,
@@ -61,6 +63,7 @@ import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
 import { backfillEntities, entitiesProjector, graphProjector } from './graph.js';
 import { keywordProjector } from './keyword.js';
+import { syncJobsProjector } from './sync/sync-jobs.js';
 import { WikiGenerator, wikiProjector } from './wiki.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
@@ -96,6 +99,8 @@ export interface Runtime {
    * the public development key, warned about once per process when a credential is first stored).
    */
   connections: ConnectionStore;
+  /** Sync jobs and per-channel sync cursors (the sync-jobs projector's read store). */
+  sync: SyncStore;
   /**
    * Wiki generation over the stores (null without embeddings: topics are clusters of fact vectors), with LLM topic
    * summaries when LLM_BASE_URL is set (quality tier, LLM_QUALITY_MODEL).
@@ -129,6 +134,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateWiki(db);
   await migrateAsk(db);
   await migrateConnections(db);
+  await migrateSync(db);
   const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
@@ -189,6 +195,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     wiki,
     ask,
     connections: new ConnectionStore(db, cipher),
+    sync: new SyncStore(db),
     wikiGenerator: embeddings
       ? new WikiGenerator({
           documents,
@@ -255,6 +262,7 @@ export const PROJECTORS = [
   entitiesProjector,
   graphProjector,
   wikiProjector,
+  syncJobsProjector,
 ] as const;
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];
 export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
@@ -278,6 +286,7 @@ const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'keyword') return { keyword: rt.keyword };
   if (name === 'entities' || name === 'graph') return entityDeps(rt);
   if (name === 'wiki') return { wiki: rt.wiki };
+  if (name === 'sync-jobs') return { sync: rt.sync };
   if (name === 'embeddings') {
     if (!rt.embeddings)
       throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
@@ -316,7 +325,7 @@ export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscr
  * reads all three topics. Checked in this order, a pass that sees lag 0 everywhere proves the pipeline
  * idle (each upstream group had committed, so appended, everything before its consumers were checked).
  */
-const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents', 'wiki'];
+const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents', 'wiki', 'sync-jobs'];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */
 export const projectorLag = async (rt: Runtime, names: readonly string[] = activeProjectors(rt)): Promise<number> => {

@@ -1,7 +1,7 @@
 import type { MessageIngested } from '@atlas/core';
 import { REST } from '@discordjs/rest';
 import { PermissionFlagsBits } from 'discord-api-types/v10';
-import { DISCORD_KEPT_TYPES, mapDiscordMessage } from '../discord.js';
+import { DISCORD_KEPT_TYPES, mapDiscordMessage, snowflakeTime } from '../discord.js';
 import { arr, isObj, type JsonObject, num, str } from '../json.js';
 import { DISCORD_REQUIRED_PERMISSIONS, discordPlatformError, discordValidationFailure } from './discord-errors.js';
 import { reactionEmojiKey, toExportShape } from './discord-shape.js';
@@ -113,7 +113,14 @@ export class DiscordClient implements PlatformClient {
       if (id === undefined || !TEXT_CHANNEL_TYPES.has(num(c, 'type') ?? -1)) continue;
       const name = str(c, 'name') ?? id;
       this.channels.set(id, { name, guildId: guild_id });
-      out.push({ id, name, is_private: everyoneDenied(c, guild_id), member_count: members });
+      out.push({
+        id,
+        name,
+        is_private: everyoneDenied(c, guild_id),
+        member_count: members,
+        topic: str(c, 'topic') || null,
+        created_at: snowflakeTime(id),
+      });
     }
     return out;
   }

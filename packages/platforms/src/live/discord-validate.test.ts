@@ -101,7 +101,14 @@ describe('Discord client against the emulator: validate and listChannels (ethglo
 
   it('listChannels: the text channel, public, with the guild member count', async () => {
     expect(await client().listChannels()).toEqual([
-      { id: CHANNEL, name: '👾agentic-ethereum-chat', is_private: false, member_count: expect.any(Number) },
+      {
+        id: CHANNEL,
+        name: '👾agentic-ethereum-chat',
+        is_private: false,
+        member_count: expect.any(Number),
+        topic: expect.toBeOneOf([expect.any(String), null]),
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
     ]);
     emu.setPrivate(CHANNEL);
     expect((await client().listChannels())[0]!.is_private).toBe(true);

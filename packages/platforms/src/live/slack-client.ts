@@ -125,6 +125,8 @@ export class SlackClient implements PlatformClient {
           name,
           is_private: isObj(c) && (c.is_private === true || c.is_group === true),
           member_count: num(c, 'num_members') ?? 0,
+          topic: nonEmpty(isObj(c) ? c.topic : undefined, 'value') ?? null,
+          created_at: createdAt(num(c, 'created')),
         });
       }
       cursor = page.next;
@@ -281,6 +283,10 @@ export class SlackClient implements PlatformClient {
     return { ...body, next: str((body as JsonObject).response_metadata, 'next_cursor') ?? '' };
   }
 }
+
+/** Slack `created` (epoch seconds, 0 or absent when unknown) as ISO 8601, as the importer maps it. */
+const createdAt = (created: number | undefined): string | null =>
+  created !== undefined && created > 0 ? new Date(created * 1000).toISOString() : null;
 
 const invalid = (message: string): ValidationResult => ({
   valid: false,

@@ -100,7 +100,14 @@ describe('Slack client against the emulator: validate and listChannels (olake ex
       'help',
     ]);
     const ann = channels.find((c) => c.name === 'announcements')!;
-    expect(ann).toEqual({ id: 'C081GUXUQ5U', name: 'announcements', is_private: false, member_count: 614 });
+    expect(ann).toEqual({
+      id: 'C081GUXUQ5U',
+      name: 'announcements',
+      is_private: false,
+      member_count: 614,
+      topic: expect.toBeOneOf([expect.any(String), null]),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
   });
 
   it('listChannels with a revoked token throws PlatformError AUTH_ERROR without the token in it', async () => {

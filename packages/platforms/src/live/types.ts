@@ -46,6 +46,10 @@ export interface ConnectionChannel {
   name: string;
   is_private: boolean;
   member_count: number;
+  /** The channel's topic, or null (sync's ChannelDiscovered, as the importer maps it). */
+  topic?: string | null;
+  /** When the channel was created (ISO 8601 UTC), or null when the platform does not say. */
+  created_at?: string | null;
 }
 
 /** Options of one fetch: `after` = a platform message id (Slack ts / Discord snowflake) or null for the start. */

@@ -116,6 +116,21 @@ for (const { name, open } of testDatabases()) {
       expect(await store.update(randomUUID(), { name: 'x' })).toBeNull();
     });
 
+    it('connectionsOfChannel: the connections listing a channel, sync-enabled first; [] for none', async () => {
+      const id = `C-${randomUUID()}`;
+      expect(await store.connectionsOfChannel(id)).toEqual([]);
+      const a = await store.create({ name: 'A', platform: 'platform_a', credentials: creds });
+      const b = await store.create({ name: 'B', platform: 'platform_a', credentials: creds });
+      await store.saveChannels(a.id, [channel(id, false)]);
+      await store.saveChannels(b.id, [channel(id, true)]);
+      expect(await store.connectionsOfChannel(id)).toEqual([
+        { connection_id: b.id, platform: 'platform_a', channel: channel(id, true) },
+        { connection_id: a.id, platform: 'platform_a', channel: channel(id, false) },
+      ]);
+      await store.delete(b.id);
+      expect((await store.connectionsOfChannel(id)).map((x) => x.connection_id)).toEqual([a.id]);
+    });
+
     it('channels: saved list replaced as a whole, channel_count = sync-enabled channels, deleted with the connection', async () => {
       const c = await store.create({ name: 'C', platform: 'platform_a', credentials: creds });
       expect(await store.channels(c.id)).toEqual([]);

@@ -200,6 +200,27 @@ export class ConnectionStore {
   }
 
   /**
+   * The connections whose saved channel list holds `channelId` (platform channel id), those with it sync_enabled
+   * first, then oldest connection first; [] when the channel is in no connection (sync needs one: POST /api/sync).
+   */
+  async connectionsOfChannel(
+    channelId: string,
+  ): Promise<{ connection_id: string; platform: ConnectionPlatform; channel: ConnectionChannel }[]> {
+    const r = await sql<
+      ConnectionChannel & { connection_id: string; platform: ConnectionPlatform; member_count: number | string }
+    >`
+      select cc.connection_id, c.platform, cc.channel_id as id, cc.name, cc.is_private, cc.member_count,
+        cc.sync_enabled
+      from connection_channels cc join connections c on c.id = cc.connection_id
+      where cc.channel_id = ${channelId} order by cc.sync_enabled desc, c.created_at, c.id`.execute(this.db);
+    return r.rows.map(({ connection_id, platform, ...c }) => ({
+      connection_id,
+      platform,
+      channel: { ...c, member_count: Number(c.member_count) },
+    }));
+  }
+
+  /**
    * Replaces the connection's saved channel list with `given` (one transaction; a repeated id keeps its last entry)
    * and touches updated_at; returns the new channel_count (channels with sync_enabled), or null when the connection
    * is unknown.

@@ -1,7 +1,7 @@
 import { buildApp } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
-import { startWikiScheduler } from '@atlas/projectors';
+import { type SyncWorker, startRuntimeSyncWorker, startWikiScheduler } from '@atlas/projectors';
 import type { FastifyInstance } from 'fastify';
 import { acquireLock } from '../lock.js';
 import {
@@ -15,9 +15,8 @@ import {
 } from '../runtime.js';
 
 /** What `atlas run` can run: the query service or one projector; `atlas start` runs them all in one process. */
-export const SERVICES = ['api', ...PROJECTOR_NAMES] as const;
+export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker'] as const;
 const LATER = {
-  'sync-worker': 'connections and live sync (issue 8)',
   scheduler: 'sync schedules (the wiki triggers run with the wiki projector)',
 };
 
@@ -38,10 +37,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
     );
   }
   if (service !== 'all' && !(SERVICES as readonly string[]).includes(service)) {
-    throw new AtlasError(
-      'INVALID_REQUEST',
-      `unknown service '${service}' (one of: ${SERVICES.join(', ')}, sync-worker, scheduler)`,
-    );
+    throw new AtlasError('INVALID_REQUEST', `unknown service '${service}' (one of: ${SERVICES.join(', ')}, scheduler)`);
   }
   const startedAt = Date.now();
   const serves = service === 'all' || service === 'api';
@@ -63,7 +59,14 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
         ? await startProjectors(rt, app?.log)
         : service === 'api'
           ? []
-          : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
+          : service === 'sync-worker'
+            ? [await startProjector(rt, 'sync-jobs', { warn: log.warn, error: log.error })] // the worker's read store
+            : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
+    // Sync jobs (issue 8): a consumer group on atlas.commands; it resumes the jobs a stopped worker left open.
+    const syncWorker: SyncWorker | null =
+      service === 'all' || service === 'sync-worker'
+        ? await startRuntimeSyncWorker(rt, { log: { warn: (o, m) => log.warn(o, m) } })
+        : null;
     // The wiki's triggers run beside the wiki projector: stale wikis regenerated once the projectors are idle, and
     // the daily full rebuild (WIKI_REBUILD_CRON).
     const runsWiki = service === 'all' || service === 'wiki';
@@ -106,6 +109,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       stopping = true;
       scheduler?.stop();
       await app?.close();
+      await syncWorker?.stop();
       await Promise.all(subs.map((s) => s.stop()));
       await running.close();
       release();

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { AtlasError, type NewEvent, notFound, SYNC_STAGES, type SyncJobError } from '@atlas/core';
+import type { ConnectionStore, DocumentStore, SyncJobRecord, SyncStore } from '@atlas/stores';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+
+/** What the sync routes need: the job store, the connections, the command log and SYNC_MAX_MESSAGES. */
+export interface SyncPorts {
+  store: Pick<SyncStore, 'getJob' | 'activeJob' | 'history' | 'channelState'>;
+  connections: Pick<ConnectionStore, 'connectionsOfChannel'>;
+  /** Appends a command to atlas.commands (keyed by channel id). */
+  command(event: NewEvent<'SyncRequested'> | NewEvent<'SyncCancelled'>): Promise<void>;
+  /** SYNC_MAX_MESSAGES: the size of a first sync (estimated_messages). */
+  maxMessages: number;
+  /** How long a command waits to see its effect in the store (read-your-writes), ms; default 3000. */
+  settleMs?: number;
+  now?: () => Date;
+}
+
+const ChannelId = z.string().min(1).max(200);
+const SyncBody = z.object({ channel_id: ChannelId, force: z.boolean().optional().default(false) });
+const ChannelParams = z.object({ channel_id: ChannelId });
+const ChannelSyncBody = z.object({ force: z.boolean().optional().default(false) }).nullish();
+const StatusQuery = z.object({ channel_id: ChannelId, job_id: z.string().min(1).max(200).optional() });
+const HistoryQuery = z.object({
+  channel_id: ChannelId,
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+});
+const CancelBody = z.object({ job_id: z.string().min(1).max(200) });
+
+const OPEN = new Set(['queued', 'running']);
+
+/** Spec "Sync errors": `{code, message, details {retry_after, failing_message_id}}`. */
+const errorView = (e: SyncJobError | null) =>
+  e && {
+    code: e.code,
+    message: e.message,
+    details: { retry_after: e.retryAfter, failing_message_id: e.failingMessageId },
+  };
+
+/**
+ * Spec "Sync job": job_id, channel_id, status, progress {total_messages, processed_messages, failing_messages,
+ * percentage}, started_at, estimated_completion, current_stage; a failed job adds `error` (spec "Sync errors"), a
+ * finished one completed_at. A queued job's stage is the first one; estimated_completion falls back to started_at.
+ */
+export const jobView = (j: SyncJobRecord) => ({
+  job_id: j.job_id,
+  channel_id: j.channel_id,
+  status: j.status,
+  progress: {
+    total_messages: j.total_messages,
+    processed_messages: j.processed_messages,
+    failing_messages: j.failing_messages,
+    percentage: j.percentage,
+  },
+  started_at: j.started_at,
+  estimated_completion: j.estimated_completion ?? j.completed_at ?? j.started_at,
+  current_stage: j.stage ?? SYNC_STAGES[0],
+  ...(j.completed_at ? { completed_at: j.completed_at } : {}),
+  ...(j.status === 'failed' ? { error: errorView(j.error) } : {}),
+});
+
+/** Spec "Sync history entry". duration_seconds: whole seconds from started_at to completed_at (or now). */
+const historyView = (j: SyncJobRecord, now: Date) => ({
+  job_id: j.job_id,
+  channel_id: j.channel_id,
+  status: j.status,
+  started_at: j.started_at,
+  completed_at: j.completed_at,
+  duration_seconds: j.started_at
+    ? Math.max(
+        0,
+        Math.round(((j.completed_at ? Date.parse(j.completed_at) : now.getTime()) - Date.parse(j.started_at)) / 1000),
+      )
+    : 0,
+  messages_synced: j.messages_synced,
+  facts_extracted: j.facts_extracted,
+  entities_created: j.entities_created,
+  error: errorView(j.error),
+});
+
+/**
+ * Sync routes (spec "Endpoints → Sync", issue 8 "Sync jobs"): POST /api/sync and POST /api/channels/{channel_id}/sync
+ * append SyncRequested (atlas.commands) and answer `{status: 'started', job_id, channel_id, estimated_messages,
+ * started_at}`; GET /api/sync/status and /api/channels/{channel_id}/sync/status return the sync job object; GET
+ * /api/sync/history returns `{history}`; POST /api/sync/cancel appends SyncCancelled and answers `{status:
+ * 'cancelled', job_id, cancelled_at}`. Errors: 404 NOT_FOUND for an unknown channel or job, 400 INVALID_REQUEST for a
+ * channel in no connection, 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
+ * finished job.
+ */
+export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: SyncPorts }> = async (
+  parent,
+  { documents, sync },
+) => {
+  if (!sync) return;
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const now = () => sync.now?.() ?? new Date();
+
+  /** Polls the store until `ok` holds for the job (the sync-jobs projector folded the command), up to settleMs. */
+  const settle = async (jobId: string, ok: (j: SyncJobRecord) => boolean) => {
+    const until = Date.now() + (sync.settleMs ?? 3000);
+    for (;;) {
+      const j = await sync.store.getJob(jobId);
+      if ((j && ok(j)) || Date.now() > until) return j;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  const start = async (channelId: string, force: boolean) => {
+    const links = await sync.connections.connectionsOfChannel(channelId);
+    if (links.length === 0) {
+      if (!(await documents.getChannel(channelId))) throw notFound('channel', channelId);
+      throw new AtlasError(
+        'INVALID_REQUEST',
+        `channel '${channelId}' is in no connection: add it with PUT /api/connections/{connection_id}/channels, then sync`,
+        { details: { channel_id: channelId } },
+      );
+    }
+    const open = await sync.store.activeJob(channelId);
+    if (open)
+      throw new AtlasError(
+        'CONFLICT',
+        `a sync of channel '${channelId}' is already ${open.status} (job ${open.job_id})`,
+        {
+          details: { channel_id: channelId, job_id: open.job_id },
+        },
+      );
+    const link = links[0]!;
+    const state = await sync.store.channelState(channelId);
+    const estimated = await estimate(channelId, force || !state?.cursor);
+    const jobId = randomUUID();
+    const startedAt = now().toISOString();
+    await sync.command({
+      type: 'SyncRequested',
+      key: channelId,
+      data: {
+        jobId,
+        channelId,
+        connectionId: link.connection_id,
+        platform: link.platform,
+        force,
+        estimatedMessages: estimated,
+        requestedAt: startedAt,
+        requestedBy: 'api',
+      },
+    });
+    await settle(jobId, () => true);
+    return {
+      status: 'started' as const,
+      job_id: jobId,
+      channel_id: channelId,
+      estimated_messages: estimated,
+      started_at: startedAt,
+    };
+  };
+
+  /**
+   * estimated_messages: a first or forced sync, the channel's stored messages or SYNC_MAX_MESSAGES, whichever is
+   * larger for force and smaller otherwise; an incremental one, the mean of the last five completed syncs.
+   */
+  const estimate = async (channelId: string, full: boolean): Promise<number> => {
+    if (full) {
+      const stored = (await documents.getChannel(channelId))?.message_count ?? 0;
+      return stored > 0 ? stored : sync.maxMessages;
+    }
+    const done = (await sync.store.history(channelId, 20)).filter((j) => j.status === 'completed').slice(0, 5);
+    return done.length ? Math.round(done.reduce((s, j) => s + j.messages_synced, 0) / done.length) : 0;
+  };
+
+  const status = async (channelId: string, jobId?: string) => {
+    const job = jobId ? await sync.store.getJob(jobId) : (await sync.store.history(channelId, 1))[0];
+    if (!job || job.channel_id !== channelId)
+      throw jobId ? notFound('sync job', jobId) : notFound('sync job of channel', channelId);
+    return jobView(job);
+  };
+
+  app.post('/api/sync', { schema: { body: SyncBody } }, ({ body }) => start(body.channel_id, body.force));
+  app.post(
+    '/api/channels/:channel_id/sync',
+    { schema: { params: ChannelParams, body: ChannelSyncBody } },
+    ({ params, body }) => start(params.channel_id, body?.force ?? false),
+  );
+  app.get('/api/sync/status', { schema: { querystring: StatusQuery } }, ({ query }) =>
+    status(query.channel_id, query.job_id),
+  );
+  app.get('/api/channels/:channel_id/sync/status', { schema: { params: ChannelParams } }, ({ params }) =>
+    status(params.channel_id),
+  );
+  app.get('/api/sync/history', { schema: { querystring: HistoryQuery } }, async ({ query }) => {
+    const at = now();
+    return { history: (await sync.store.history(query.channel_id, query.limit)).map((j) => historyView(j, at)) };
+  });
+  app.post('/api/sync/cancel', { schema: { body: CancelBody } }, async ({ body }) => {
+    const job = await sync.store.getJob(body.job_id);
+    if (!job) throw notFound('sync job', body.job_id);
+    if (!OPEN.has(job.status))
+      throw new AtlasError('CONFLICT', `sync job '${job.job_id}' is already ${job.status}`, {
+        details: { job_id: job.job_id, status: job.status },
+      });
+    const cancelledAt = now().toISOString();
+    await sync.command({
+      type: 'SyncCancelled',
+      key: job.channel_id,
+      data: { jobId: job.job_id, channelId: job.channel_id, cancelledAt },
+    });
+    await settle(job.job_id, (j) => !OPEN.has(j.status));
+    return { status: 'cancelled' as const, job_id: job.job_id, cancelled_at: cancelledAt };
+  });
+};

@@ -1,0 +1,100 @@
+import { type Config, loadConfig, type StoredEvent, type SyncJobUpdated, TOPICS } from '@atlas/core';
+import type { Subscription } from '@atlas/eventlog';
+import { type SyncJobDeps, type SyncWorker, startRuntimeSyncWorker } from '@atlas/projectors';
+import type { FastifyInstance } from 'fastify';
+import type { SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
+import { apiPorts, openRuntime, type Runtime, startProjectors } from '../../cli/src/runtime.js';
+import { buildApp } from './app.js';
+
+/** A JSON response body, read loosely by tests. */
+type Json = ReturnType<typeof JSON.parse>;
+
+/** One Atlas process for sync tests: runtime, projectors, sync worker and API, the platform pointed at `emu`. */
+export interface SyncHarness {
+  rt: Runtime;
+  app: FastifyInstance;
+  worker: SyncWorker;
+  subs: Subscription[];
+  /** Every SyncJobUpdated seen on atlas.sync-jobs, in order. */
+  updates: SyncJobUpdated[];
+  call(method: 'GET' | 'POST', url: string, payload?: object): Promise<{ status: number; body: Json }>;
+  /** Polls GET /api/sync/status until the job is in a terminal state; returns the job object. */
+  finished(channelId: string, jobId: string, timeoutMs?: number): Promise<Json>;
+  /** Stops the worker, the projectors and the API; closes the runtime (the data stays in the data dir). */
+  close(): Promise<void>;
+}
+
+/** Opens a harness on `dataDir` (default memory) with config overrides; the worker's clients back off in ms. */
+export const openSyncHarness = async (
+  emu: SlackEmulator,
+  env: Record<string, string> = {},
+  over: Partial<SyncJobDeps> = {},
+): Promise<SyncHarness> => {
+  const cfg: Config = loadConfig({
+    ATLAS_DATA_DIR: 'memory://',
+    EMBEDDING_PROVIDER: 'none',
+    CREDENTIAL_MASTER_KEY: '7e'.repeat(32),
+    PLATFORM_A_API_URL: emu.url,
+    ...env,
+  });
+  const rt = await openRuntime(cfg, { pollIntervalMs: 20, sessionTimeoutMs: 2000 });
+  const updates: SyncJobUpdated[] = [];
+  const subs = await startProjectors(rt);
+  subs.push(
+    await rt.eventLog.subscribe({
+      group: `test.sync-updates.${Math.random()}`,
+      topics: [TOPICS.syncJobs],
+      start: 'latest',
+      handler: async (batch: StoredEvent[]) => {
+        for (const e of batch) if (e.type === 'SyncJobUpdated') updates.push(e.data as SyncJobUpdated);
+      },
+    }),
+  );
+  const worker = await startRuntimeSyncWorker(rt, {
+    client: { backoffMs: 10, maxBackoffMs: 50, maxRetries: 3 },
+    pollMs: 20,
+    ...over,
+  });
+  const app = await buildApp(apiPorts(rt));
+  const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
+    return { status: res.statusCode, body: res.body ? res.json() : undefined };
+  };
+  return {
+    rt,
+    app,
+    worker,
+    subs,
+    updates,
+    call,
+    finished: async (channelId, jobId, timeoutMs = 60_000) => {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await call('GET', `/api/sync/status?channel_id=${channelId}&job_id=${jobId}`);
+        if (['completed', 'failed', 'cancelled'].includes(r.body?.status)) return r.body;
+        if (Date.now() > until) throw new Error(`job ${jobId} still ${r.body?.status} after ${timeoutMs} ms`);
+        await new Promise((res) => setTimeout(res, 25));
+      }
+    },
+    close: async () => {
+      await worker.stop();
+      await app.close();
+      await Promise.all(subs.map((s) => s.stop()));
+      await rt.close();
+    },
+  };
+};
+
+/** Saves a connection on the emulator's token with `channelIds` selected; returns its id. */
+export const connect = async (rt: Runtime, emu: SlackEmulator, channelIds: string[], token = emu.token) => {
+  const c = await rt.connections.create({
+    name: 'Emulated workspace',
+    platform: 'platform_a',
+    credentials: { bot_token: token, signing_secret: 'signing-secret' },
+  });
+  await rt.connections.saveChannels(
+    c.id,
+    channelIds.map((id) => ({ id, name: `#${id}`, is_private: false, member_count: 1, sync_enabled: true })),
+  );
+  return c.id;
+};

@@ -1,0 +1,5 @@
+export * from './stage-wait.js';
+export * from './sync-job.js';
+export * from './sync-jobs.js';
+export * from './sync-worker.js';
+export * from './wiring.js';
