@@ -446,10 +446,12 @@ export function extractiveAnswer(
   const chosen = sources.filter((s) => s.score >= best * floor).slice(0, mode === 'quick' ? 3 : sources.length);
   const when = /^\s*when\b/i.test(question);
   const line = (s: AskSource) =>
-    `${factText(s.fact)} (${s.fact.author_name}, ${answerDate(s.fact.message_ts)}) ${s.citation.id}`;
+    `${quoted(s.fact)} (${s.fact.author_name}, ${answerDate(s.fact.message_ts)}) ${s.citation.id}`;
   const parts: string[] = [];
   for (const a of attachments)
-    parts.push(a.text.trim() ? `From ${a.name}: ${passage(question, a.text)}` : `${a.name} has no text to read.`);
+    parts.push(
+      a.text.trim() ? `From ${a.name}: ${escapeMarkers(passage(question, a.text))}` : `${a.name} has no text to read.`,
+    );
   for (const name of unreadImages)
     parts.push(`The image ${name} was not read: no model that accepts images is configured.`);
   if (chosen.length === 0) parts.push('I found nothing in the knowledge base about that.');
@@ -457,7 +459,7 @@ export function extractiveAnswer(
     const [first, ...rest] = chosen;
     parts.push(
       when
-        ? `On ${answerDate(first!.fact.message_ts)}: ${factText(first!.fact)} (${first!.fact.author_name}) ${first!.citation.id}`
+        ? `On ${answerDate(first!.fact.message_ts)}: ${quoted(first!.fact)} (${first!.fact.author_name}) ${first!.citation.id}`
         : line(first!),
     );
     if (rest.length) parts.push(rest.map((s) => `Also: ${line(s)}`).join('\n'));
@@ -470,13 +472,21 @@ export function extractiveAnswer(
     parts.push(
       `${chosen.length} memories on ${groups.size} topic${groups.size === 1 ? '' : 's'}:`,
       [...groups]
-        .map(([topic, ss]) => `- **${topic}**: ${ss.map((s) => `${factText(s.fact)} ${s.citation.id}`).join('; ')}`)
+        .map(([topic, ss]) => `- **${topic}**: ${ss.map((s) => `${quoted(s.fact)} ${s.citation.id}`).join('; ')}`)
         .join('\n'),
     );
   } else parts.push(chosen.map((s) => `- ${line(s)}`).join('\n'));
   if (note) parts.push(`_${note}_`);
   return parts.join('\n\n');
 }
+
+/**
+ * Quoted text with its own `[n]` (code such as `xs[0]`, a footnote) written `\[n\]` (Markdown shows `[n]`): a
+ * reference in the answer is only a citation marker we put there (spec "Ask stream": every `[n]` has its citation).
+ */
+export const escapeMarkers = (text: string): string => text.replace(/\[(\d{1,3})\]/g, '\\[$1\\]');
+
+const quoted = (fact: AskSource['fact']): string => escapeMarkers(factText(fact));
 
 /** The sentence(s) of an attachment's text sharing the most words with the question (at most 400 characters). */
 function passage(question: string, text: string): string {
