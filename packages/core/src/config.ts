@@ -81,6 +81,11 @@ const ConfigFields = z.object({
   WIKI_REBUILD_CRON: z.string().default('0 2 * * *'),
   /** How often the wiki scheduler looks for stale wikis to regenerate incrementally once the projectors are idle, ms. */
   WIKI_REFRESH_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * The retention pass (channel settings retention_days: messages older than that are deleted and their facts
+   * retracted), a five-field cron expression in UTC run beside the wiki scheduler; `off` disables it. Hourly by default.
+   */
+  RETENTION_CRON: z.string().default('17 * * * *'),
   /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
   SEARCH_GRAPH_EXPANSION: bool.default(false),
   QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),

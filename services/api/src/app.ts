@@ -4,6 +4,7 @@ import { registerErrorHandling } from './errors.js';
 import type { ApiPorts } from './ports.js';
 import { adminRoutes } from './routes/admin.js';
 import { askRoutes } from './routes/ask.js';
+import { channelDataRoutes } from './routes/channel-data.js';
 import { channelRoutes } from './routes/channels.js';
 import { connectionRoutes } from './routes/connections.js';
 import { graphRoutes } from './routes/graph.js';
@@ -32,6 +33,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   const telemetry = registerTelemetry(app, ports);
   await app.register(healthRoutes, ports);
   await app.register(channelRoutes, ports);
+  await app.register(channelDataRoutes, ports);
   await app.register(memoryRoutes, ports);
   await app.register(memorySearchRoutes, ports);
   await app.register(searchRoutes, ports);

@@ -1,3 +1,4 @@
+import type { NewEvent } from '@atlas/core';
 import type { LagRow } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { AskStore, DocumentStore, GraphStore, KeywordIndex, VectorStore, WikiStore } from '@atlas/stores';
@@ -71,4 +72,12 @@ export interface ApiPorts {
   connections?: ConnectionPorts;
   /** Sync jobs (spec "Sync"): the job store, commands, connections. Absent: the sync routes are not registered. */
   sync?: SyncPorts;
+  /**
+   * Channel commands (spec "Channels": DELETE /api/channels/{channel_id}/data, PUT .../settings): appends a
+   * ChannelDataDeleted or ChannelSettingsUpdated to atlas.messages and resolves once the projectors have applied it
+   * (AtlasError STORE_UNAVAILABLE when they do not catch up in time). Absent: those routes are not registered.
+   */
+  channelCommands?: {
+    append(command: NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>): Promise<void>;
+  };
 }

@@ -3,6 +3,7 @@ import { TOPICS } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
 import { platformClient } from '@atlas/platforms';
 import {
+  appendChannelCommand,
   backfillEmbeddings,
   backfillRuntimeEntities,
   nextCronRun,
@@ -102,4 +103,5 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
     },
     maxMessages: rt.cfg.SYNC_MAX_MESSAGES,
   },
+  channelCommands: { append: (command) => appendChannelCommand(rt, command) },
 });

@@ -18,6 +18,8 @@ export interface WikiProjectorDeps {
     channelsCiting(messages: readonly { channelId: string; messageId: string }[]): Promise<Set<string>>;
     /** Deletes the channel's whole wiki (ChannelDataDeleted); resolves to the pages it had. */
     deleteChannel(channelId: string): Promise<number>;
+    /** The channel's current version (its generated_at), or null. */
+    currentVersion(channelId: string): Promise<{ generated_at: string } | null>;
   };
 }
 
@@ -28,7 +30,9 @@ export interface WikiProjectorDeps {
  * current wiki was generated from (WikiStore.channelsCiting; an edit or a deletion). Messages that never had facts
  * (most chatter) mark nothing. It writes nothing else: the WikiScheduler regenerates the stale wikis once every
  * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent. ChannelDataDeleted (either
- * topic's copy) deletes the channel's wiki, in its place among the marks.
+ * topic's copy) deletes the channel's wiki, in its place among the marks, unless the current version was generated
+ * after the deletion was requested: wikis are generated, not projected, so a replay must not delete a wiki generated
+ * from what came after the deletion.
  */
 export const wikiProjector: Projector<WikiProjectorDeps> = {
   name: 'wiki',
@@ -37,9 +41,17 @@ export const wikiProjector: Projector<WikiProjectorDeps> = {
   async handle(events: StoredEvent[], deps) {
     for (const run of runsOfType(events)) {
       if (run[0]!.type !== 'ChannelDataDeleted') await markChanged(run, deps);
-      else for (const e of run) await deps.wiki.deleteChannel((e.data as ChannelDataDeleted).channelId);
+      else for (const e of run) await deleteWiki(e, deps);
     }
   },
+};
+
+const deleteWiki = async (e: StoredEvent, deps: WikiProjectorDeps): Promise<void> => {
+  const { channelId, requestedAt } = e.data as ChannelDataDeleted;
+  const current = await deps.wiki.currentVersion(channelId);
+  // requestedAt, not the append time: a replay of the facts projector forwards the command again, later.
+  if (current && Date.parse(current.generated_at) > Date.parse(requestedAt)) return;
+  await deps.wiki.deleteChannel(channelId);
 };
 
 /** Marks stale the channels whose shown knowledge a run of FactsExtracted | EntitiesExtracted changed. */

@@ -1,7 +1,12 @@
 import { buildApp } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
-import { type SyncWorker, startRuntimeSyncWorker, startWikiScheduler } from '@atlas/projectors';
+import {
+  type SyncWorker,
+  startRetentionScheduler,
+  startRuntimeSyncWorker,
+  startWikiScheduler,
+} from '@atlas/projectors';
 import type { FastifyInstance } from 'fastify';
 import { acquireLock } from '../lock.js';
 import {
@@ -81,6 +86,13 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
             log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
           })
         : null;
+    // Channel retention (settings retention_days): MessageDeleted for expired messages at RETENTION_CRON, beside the wiki's.
+    const retention = runsWiki
+      ? startRetentionScheduler(rt, {
+          cron: cfg.RETENTION_CRON,
+          log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+        })
+      : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
     // PGlite has no autovacuum: refresh the planner's statistics now and every 5 minutes as the stores grow.
     if (rt.database.kind === 'pglite') {
@@ -108,6 +120,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       if (stopping) return;
       stopping = true;
       scheduler?.stop();
+      retention?.stop();
       await app?.close();
       await syncWorker?.stop();
       await Promise.all(subs.map((s) => s.stop()));

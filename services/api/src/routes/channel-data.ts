@@ -1,0 +1,101 @@
+import { type ChannelSettings, notFound } from '@atlas/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiPorts } from '../ports.js';
+
+const ChannelParams = z.object({ channel_id: z.string().min(1) });
+
+/**
+ * Body of PUT /api/channels/{channel_id}/settings (spec "Channel settings"): any subset of the fields; unknown fields
+ * are refused. retention_days: whole days 1..36,500, or null to keep messages forever.
+ */
+export const SettingsUpdate = z
+  .object({
+    sync_enabled: z.boolean(),
+    wiki_enabled: z.boolean(),
+    graph_enabled: z.boolean(),
+    fact_extraction_enabled: z.boolean(),
+    retention_days: z.number().int().min(1).max(36_500).nullable(),
+  })
+  .partial()
+  .strict();
+
+/** The response of DELETE /api/channels/{channel_id}/data (spec "Channels", plus deleted_messages). */
+export interface ChannelDataDeletion {
+  deleted_facts: number;
+  deleted_entities: number;
+  deleted_wiki_pages: number;
+  deleted_messages: number;
+}
+
+/**
+ * DELETE /api/channels/{channel_id}/data and GET/PUT /api/channels/{channel_id}/settings (spec "Channels"). Both
+ * writes are commands: they append ChannelDataDeleted or ChannelSettingsUpdated to the log and answer once the
+ * projectors have applied them (ports.channelCommands). An unknown channel is 404 NOT_FOUND; a bad settings body 400
+ * INVALID_REQUEST; projectors that do not catch up within the wait 503 STORE_UNAVAILABLE (the command stays in the
+ * log and is applied later).
+ */
+export const channelDataRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+  const { documents, channelCommands } = ports;
+  if (!channelCommands) return;
+
+  const settingsOf = async (channelId: string): Promise<ChannelSettings> => {
+    const s = await documents.channelSettings(channelId);
+    if (!s) throw notFound('channel', channelId);
+    return s;
+  };
+
+  /**
+   * Counts what the deletion removes (the channel's live messages and facts, its graph entities, its current wiki
+   * pages), appends ChannelDataDeleted and waits for every projector: deleted_* are those counts.
+   */
+  app.delete('/api/channels/:channel_id/data', { schema: { params: ChannelParams } }, async ({ params }) => {
+    const channel = await documents.getChannel(params.channel_id);
+    if (!channel) throw notFound('channel', params.channel_id);
+    const [graph, pages] = await Promise.all([
+      ports.graph.counts(params.channel_id),
+      ports.wiki.pageCount(params.channel_id),
+    ]);
+    await channelCommands.append({
+      type: 'ChannelDataDeleted',
+      key: params.channel_id,
+      data: { channelId: params.channel_id, requestedAt: new Date().toISOString() },
+    });
+    const out: ChannelDataDeletion = {
+      deleted_facts: channel.fact_count,
+      deleted_entities: graph.nodes,
+      deleted_wiki_pages: pages,
+      deleted_messages: channel.message_count,
+    };
+    return out;
+  });
+
+  app.get('/api/channels/:channel_id/settings', { schema: { params: ChannelParams } }, async ({ params }) =>
+    settingsOf(params.channel_id),
+  );
+
+  /** Merges the given fields over the current settings, appends the complete result, and answers it. */
+  app.put(
+    '/api/channels/:channel_id/settings',
+    { schema: { params: ChannelParams, body: SettingsUpdate } },
+    async ({ params, body }) => {
+      const next: ChannelSettings = { ...(await settingsOf(params.channel_id)), ...body };
+      await channelCommands.append({
+        type: 'ChannelSettingsUpdated',
+        key: params.channel_id,
+        data: {
+          channelId: params.channel_id,
+          syncEnabled: next.sync_enabled,
+          wikiEnabled: next.wiki_enabled,
+          graphEnabled: next.graph_enabled,
+          factExtractionEnabled: next.fact_extraction_enabled,
+          retentionDays: next.retention_days,
+          updatedAt: new Date().toISOString(),
+        },
+      });
+      return settingsOf(params.channel_id);
+    },
+  );
+};

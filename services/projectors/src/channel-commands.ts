@@ -1,0 +1,91 @@
+import { AtlasError, type NewEvent, TOPICS } from '@atlas/core';
+import { groupOf, partitionForKey } from '@atlas/eventlog';
+import { activeProjectors, PROJECTORS, type Runtime } from './runtime.js';
+
+/** A channel command: appended by the API to atlas.messages, keyed by channel_id. */
+export type ChannelCommand = NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>;
+
+export interface AwaitOptions {
+  /** Give up after this long (ms, default 60,000): AtlasError STORE_UNAVAILABLE (retriable). */
+  timeoutMs?: number;
+  /** Lag poll interval (ms, default 50). */
+  pollMs?: number;
+  /** Only these projectors (default: every active one). */
+  projectors?: readonly string[];
+  /** How many topics of the cascade to follow (default 3: atlas.messages, atlas.facts, atlas.graph). */
+  depth?: number;
+}
+
+/**
+ * The path a channel command takes: read on atlas.messages, forwarded in order by the facts projector to atlas.facts
+ * and by the entities projector to atlas.graph (ChannelDataDeleted; ChannelSettingsUpdated stops at atlas.facts).
+ */
+const CASCADE = [TOPICS.messages, TOPICS.facts, TOPICS.graph] as const;
+
+/**
+ * Appends a channel command to atlas.messages and resolves once every projector that reads a topic of its path has
+ * applied it there, and so everything before it on the channel's partition (a consumer group's committed offset on
+ * that partition is past it). Downstream topics are awaited up to their end offset on the channel's partition taken
+ * when their upstream projector had passed the command, which covers the copy it forwarded; so the wait ends under
+ * continuous traffic too. Throws AtlasError STORE_UNAVAILABLE (retriable) after `timeoutMs` (the command stays in
+ * the log and is applied when the projectors catch up), and what the event log throws.
+ */
+export const appendChannelCommand = async (rt: Runtime, command: ChannelCommand, opts: AwaitOptions = {}) => {
+  const [pos] = await rt.eventLog.append(TOPICS.messages, [command]);
+  await awaitChannelPosition(rt, command.key, { partition: pos!.partition, offset: pos!.offset + 1 }, opts);
+};
+
+/**
+ * Waits until the projectors reading atlas.messages have committed `at.offset` on `at.partition`, then follows the
+ * cascade to atlas.facts and atlas.graph (see appendChannelCommand). `channelId` is the partition key downstream.
+ */
+export const awaitChannelPosition = async (
+  rt: Runtime,
+  channelId: string,
+  at: { partition: number; offset: number },
+  opts: AwaitOptions = {},
+): Promise<void> => {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  const names = opts.projectors ?? activeProjectors(rt);
+  let target = at;
+  for (const [i, topic] of CASCADE.slice(0, opts.depth ?? CASCADE.length).entries()) {
+    const readers = PROJECTORS.filter((p) => names.includes(p.name) && (p.topics as readonly string[]).includes(topic));
+    await waitCommitted(rt, readers.map(groupOf), topic, target, deadline, opts.pollMs ?? 50);
+    const next = CASCADE[i + 1];
+    if (!next || i + 1 >= (opts.depth ?? CASCADE.length)) break;
+    // The producer of `next` (facts, entities) read `topic` and has committed past the command, so it has appended
+    // what it forwarded: the end offset of `next` now is past that copy.
+    const partitions = (await rt.eventLog.partitions(next)) ?? 1;
+    const partition = partitionForKey(channelId, partitions);
+    const readersNext = PROJECTORS.filter((p) => (p.topics as readonly string[]).includes(next));
+    const rows = await rt.eventLog.lag(groupOf(readersNext[0]!), [next]);
+    target = { partition, offset: rows.find((r) => r.partition === partition)?.endOffset ?? 0 };
+  }
+};
+
+const waitCommitted = async (
+  rt: Runtime,
+  groups: readonly string[],
+  topic: string,
+  target: { partition: number; offset: number },
+  deadline: number,
+  pollMs: number,
+): Promise<void> => {
+  let pending = [...groups];
+  while (pending.length > 0) {
+    const still: string[] = [];
+    for (const group of pending) {
+      const row = (await rt.eventLog.lag(group, [topic])).find((r) => r.partition === target.partition);
+      if ((row?.committedOffset ?? 0) < target.offset) still.push(group);
+    }
+    pending = still;
+    if (pending.length === 0) return;
+    if (Date.now() > deadline)
+      throw new AtlasError(
+        'STORE_UNAVAILABLE',
+        `the projectors have not applied the channel command yet (${pending.join(', ')} behind on ${topic}); it stays in the log and is applied when they catch up`,
+        { retriable: true, details: { pending_groups: pending, topic } },
+      );
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+};
