@@ -1,6 +1,15 @@
-import { AtlasError, type NewEvent, TOPICS } from '@atlas/core';
+import { AtlasError, type ChannelSettings, DEFAULT_CHANNEL_SETTINGS, type NewEvent, TOPICS } from '@atlas/core';
 import { groupOf, partitionForKey } from '@atlas/eventlog';
 import { activeProjectors, PROJECTORS, type Runtime } from './runtime.js';
+
+/**
+ * A channel's settings as the documents projector last applied them (spec "Channel settings": sync_enabled,
+ * wiki_enabled, graph_enabled, fact_extraction_enabled, retention_days), the defaults (every flag on, retention null)
+ * for a channel the document store does not know yet. The read the sync worker makes before a job: a channel whose
+ * sync_enabled is false is not synced. Throws what the document store throws (STORE_UNAVAILABLE, retriable).
+ */
+export const channelSettings = async (rt: Pick<Runtime, 'documents'>, channelId: string): Promise<ChannelSettings> =>
+  (await rt.documents.channelSettings(channelId)) ?? { ...DEFAULT_CHANNEL_SETTINGS };
 
 /** A channel command: appended by the API to atlas.messages, keyed by channel_id. */
 export type ChannelCommand = NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>;
