@@ -86,7 +86,7 @@ const historyView = (j: SyncJobRecord, now: Date) => ({
  * started_at}`; GET /api/sync/status and /api/channels/{channel_id}/sync/status return the sync job object; GET
  * /api/sync/history returns `{history}`; POST /api/sync/cancel appends SyncCancelled and answers `{status:
  * 'cancelled', job_id, cancelled_at}`. Errors: 404 NOT_FOUND for an unknown channel or job, 400 INVALID_REQUEST for a
- * channel in no connection, 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
+ * channel in no connection or with sync_enabled off (channel settings), 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
  * finished job.
  */
 export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: SyncPorts }> = async (
@@ -117,6 +117,12 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
         { details: { channel_id: channelId } },
       );
     }
+    if ((await documents.channelSettings(channelId))?.sync_enabled === false)
+      throw new AtlasError(
+        'INVALID_REQUEST',
+        `sync is disabled for channel '${channelId}': enable it with PUT /api/channels/{channel_id}/settings`,
+        { details: { channel_id: channelId } },
+      );
     const open = await sync.store.activeJob(channelId);
     if (open)
       throw new AtlasError(
