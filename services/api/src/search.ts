@@ -133,9 +133,14 @@ export interface SearchPorts {
  * keyword-only candidates is looked up). Without an embedder or vector store, or when the embedder fails,
  * every mode is served by the keyword index and search_method says `keyword` (spec degraded mode).
  * Candidates per signal: max(limit·5, 50); the union is re-ranked by final_score. `total` counts keyword
- * matches, plus vector-only candidates in vector and hybrid modes.
+ * matches, plus vector-only candidates in vector and hybrid modes; with `opts.count` false (callers that only rank,
+ * like ask) the keyword matches are not counted and total counts the candidates.
  */
-export const searchMemories = async (ports: SearchPorts, body: SearchBody): Promise<SearchResponse> => {
+export const searchMemories = async (
+  ports: SearchPorts,
+  body: SearchBody,
+  opts: { count?: boolean } = {},
+): Promise<SearchResponse> => {
   const started = performance.now();
   const f = body.filters;
   const filters = f && {
@@ -158,6 +163,7 @@ export const searchMemories = async (ports: SearchPorts, body: SearchBody): Prom
       fuzziness: body.fuzziness?.toUpperCase(),
       proximity: body.proximity,
       facets: body.facets,
+      total: opts.count,
     });
   const [vector, early, graphScores] = await Promise.all([
     body.search_mode === 'keyword' ? null : queryVector(ports.vectors, body.query),

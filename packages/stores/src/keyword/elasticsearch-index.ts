@@ -143,7 +143,7 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
    *   Three or more terms must all fit in one window (Postgres checks each neighbouring pair).
    * - `fuzzy`: a `multi_match` with `fuzziness` (AUTO, 1 or 2 edits) over `text` and the unstemmed `text.plain`
    *   (typos are made in words, not stems); words after ` -` stay excluded.
-   * Score: BM25 divided by the query's best score, in (0, 1]. `total` is exact; facets are `terms` aggregations
+   * Score: BM25 divided by the query's best score, in (0, 1]. `total` is exact (the number of hits with `total: false`); facets are `terms` aggregations
    * over every match (top 50 values).
    */
   async search(q: KeywordQuery): Promise<KeywordResult> {
@@ -167,7 +167,7 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
       this.es.search({
         index: this.index,
         size: q.limit,
-        track_total_hits: true,
+        track_total_hits: q.total !== false,
         _source: false,
         query: { bool: matchAll ? { filter } : { ...textQuery(q), filter } },
         sort: matchAll
@@ -183,7 +183,12 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
       score: matchAll ? 1 : Math.min(1, (h._score ?? 0) / best),
       highlights: h.highlight?.text ?? h.highlight?.['text.plain'] ?? h.highlight?.context ?? [],
     }));
-    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+    const total =
+      q.total === false
+        ? hits.length
+        : typeof res.hits.total === 'number'
+          ? res.hits.total
+          : (res.hits.total?.value ?? 0);
     if (!q.facets?.length) return { hits, total };
     const facets: Record<string, Record<string, number>> = {};
     for (const f of q.facets) {

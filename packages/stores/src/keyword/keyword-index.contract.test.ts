@@ -71,6 +71,13 @@ for (const [name, factory] of Object.entries(open)) {
     });
     afterAll(async () => close?.());
 
+    it('total: false leaves the matches uncounted (total is the number of hits)', async () => {
+      const r = await index.search({ query: 'database', channelId: null, limit: 1, total: false });
+      expect(r.hits).toHaveLength(1);
+      expect(r.total).toBe(1);
+      expect((await index.search({ query: 'database', channelId: null, limit: 1 })).total).toBe(3);
+    });
+
     it('ranks matches, scores in [0, 1] with the best at 1, and marks highlights', async () => {
       const r = await index.search({ query: 'database migration', channelId: ch, limit: 10 });
       expect(r.total).toBe(2);
@@ -184,6 +191,47 @@ for (const [name, factory] of Object.entries(open)) {
       expect((await index.search({ query: '*', channelId: gone, limit: 10 })).total).toBe(0);
       expect(await index.deleteChannel(gone)).toBe(0);
       await index.replaceForMessages([{ messageId: c.messageId, docs: [] }]);
+    });
+  });
+}
+
+// The Postgres adapter selects candidates by the rarest query terms within a budget of facts (SELECT_BUDGET); with
+// a budget of 3 facts the common terms select nothing on their own, and the top of the ranking and total stay.
+for (const db of testDatabases()) {
+  describe(`postgres-fts/${db.name}: rare terms select candidates within the budget`, () => {
+    let h: DatabaseHandle;
+    const ch = freshChannelId();
+    beforeAll(async () => {
+      h = await db.open();
+      await migrateKeywordIndex(h.db);
+      // 200 facts: 'deploy' in 20, 'rollback' in 12, 'canary' in 2, the rest filler: no term is in over 10% of all.
+      const texts = Array.from({ length: 200 }, (_, n) =>
+        n < 2
+          ? `canary deploy with rollback plan ${n}`
+          : n < 12
+            ? `rollback of the deploy number ${n}`
+            : n < 20
+              ? `deploy finished for service ${n}`
+              : `unrelated chatter about lunch ${n}`,
+      );
+      await new PostgresKeywordIndex(h.db).replaceForMessages(
+        texts.map((t, n) => ({ messageId: doc(ch, n, t).messageId, docs: [doc(ch, n, t)] })),
+      );
+    });
+    afterAll(async () => h?.close());
+
+    it('returns the same best hits and the same total as scoring every match', async () => {
+      const q = { query: 'canary deploy rollback', channelId: ch, limit: 5 };
+      const full = await new PostgresKeywordIndex(h.db, { selectBudget: 1_000_000 }).search(q);
+      const budgeted = await new PostgresKeywordIndex(h.db, { selectBudget: 3 }).search(q);
+      expect(full.total).toBe(20);
+      expect(budgeted.total).toBe(full.total);
+      expect(budgeted.hits.slice(0, 2).map((x) => x.factId)).toEqual(full.hits.slice(0, 2).map((x) => x.factId));
+      expect(budgeted.hits.slice(0, 2).every((x) => x.highlights.join(' ').includes('<mark>deploy</mark>'))).toBe(true);
+      // Only the facts holding the rarest term were scored: 'canary' (2 facts) fits the budget, 'rollback' does not.
+      expect(budgeted.hits).toHaveLength(2);
+      const uncounted = await new PostgresKeywordIndex(h.db, { selectBudget: 3 }).search({ ...q, total: false });
+      expect(uncounted.total).toBe(uncounted.hits.length);
     });
   });
 }

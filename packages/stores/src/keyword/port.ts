@@ -47,6 +47,8 @@ export interface KeywordQuery {
   /** Query terms must stand within this many words of each other. */
   proximity?: number | undefined;
   facets?: readonly Facet[] | undefined;
+  /** false: total is not counted (it is the number of hits), for callers that only rank (ask). Default true. */
+  total?: boolean | undefined;
 }
 
 export interface KeywordHit {

@@ -345,6 +345,7 @@ export async function retrieve(
       search_mode: 'hybrid',
       fuzzy: false,
     },
+    { count: false },
   );
   if (found.results.length === 0) return [];
   const facts = await ports.documents.getMemories(found.results.map((r) => r.memory.id));
