@@ -82,13 +82,19 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
     return v.version_number === status.current_version ? status.last_duration_ms : null;
   };
 
-  /** Starts a generation job in the background; 409 while one runs for the channel. */
+  /** Starts a generation job in the background; 409 while one runs for the channel, or when its wiki is disabled. */
   const startJob = async (channelId: string, mode: 'full' | 'incremental'): Promise<WikiJob> => {
     const generate = ports.generateWiki;
     if (!generate)
       throw new AtlasError(
         'PROVIDER_UNAVAILABLE',
         'wiki generation needs fact embeddings and there is no vector store (embeddings are off: set EMBEDDING_PROVIDER); stored wiki pages are still served',
+      );
+    if ((await documents.channelSettings(channelId))?.wiki_enabled === false)
+      throw new AtlasError(
+        'CONFLICT',
+        `the wiki of channel ${channelId} is disabled in its settings: PUT /api/channels/${channelId}/settings with {"wiki_enabled": true} first`,
+        { details: { channel_id: channelId, wiki_enabled: false } },
       );
     const busy = running.get(channelId);
     if (busy)
@@ -343,7 +349,7 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
       const started = [];
       let seconds = 0;
       for (const ch of await documents.listChannels()) {
-        if (running.has(ch.id)) continue;
+        if (running.has(ch.id) || (await documents.channelSettings(ch.id))?.wiki_enabled === false) continue;
         const { total } = await documents.listMemories({ channelId: ch.id, page: 1, limit: 1 });
         if (total === 0) continue;
         const status = await wiki.status(ch.id);
