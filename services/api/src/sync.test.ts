@@ -50,6 +50,8 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
       started_at: expect.any(String),
     });
     const jobId = r.body.job_id as string;
+    const now = await h.call('GET', `/api/sync/status?channel_id=${HELP}&job_id=${jobId}`);
+    expect(['queued', 'running']).toContain(now.body.status);
     // A second sync of the channel while this one is open.
     const again = await h.call('POST', `/api/channels/${HELP}/sync`, {});
     expect(again.status).toBe(409);
@@ -228,4 +230,34 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.message).toContain('in no connection');
   }, 30_000);
+});
+
+describe('a first sync stops at SYNC_MAX_MESSAGES; the next continues from its cursor', () => {
+  let emu: SlackEmulator;
+  let h: SyncHarness;
+  beforeAll(async () => {
+    emu = await SlackEmulator.start(OLAKE);
+    h = await openSyncHarness(emu, { SYNC_BATCH_SIZE: '5', SYNC_MAX_MESSAGES: '30' });
+    await connect(h.rt, emu, [HELP]);
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    await emu?.close();
+  });
+
+  it('takes at most 30 top-level messages with their threads, then the rest', async () => {
+    const kept = (await planImport(OLAKE)).messages.filter((m) => m.channelId === HELP).length;
+    const first = await h.call('POST', '/api/sync', { channel_id: HELP });
+    expect(first.body.estimated_messages).toBe(30);
+    const a = await h.finished(HELP, first.body.job_id);
+    expect(a.status).toBe('completed');
+    // 30 top-level messages, each page's thread replies with it.
+    const stored = (await h.rt.documents.getChannel(HELP))!.message_count;
+    expect(a.progress.processed_messages).toBe(stored);
+    expect(stored).toBeGreaterThanOrEqual(30);
+    expect(stored).toBeLessThan(kept);
+    const second = await h.call('POST', '/api/sync', { channel_id: HELP });
+    expect((await h.finished(HELP, second.body.job_id)).status).toBe('completed');
+    expect((await h.rt.documents.getChannel(HELP))!.message_count).toBe(kept);
+  }, 60_000);
 });

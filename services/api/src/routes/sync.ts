@@ -134,7 +134,7 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
       );
     const link = links[0]!;
     const state = await sync.store.channelState(channelId);
-    const estimated = await estimate(channelId, force || !state?.cursor);
+    const estimated = await estimate(channelId, force || !state?.last_sync);
     const jobId = randomUUID();
     const startedAt = now().toISOString();
     await sync.command({
