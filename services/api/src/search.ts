@@ -134,12 +134,13 @@ export interface SearchPorts {
  * every mode is served by the keyword index and search_method says `keyword` (spec degraded mode).
  * Candidates per signal: max(limit·5, 50); the union is re-ranked by final_score. `total` counts keyword
  * matches, plus vector-only candidates in vector and hybrid modes; with `opts.count` false (callers that only rank,
- * like ask) the keyword matches are not counted and total counts the candidates.
+ * like ask) the keyword matches are not counted and total counts the candidates; `opts.memories`, when given, is
+ * filled with the memory records of the candidates (callers that need more of the results' fields read them there).
  */
 export const searchMemories = async (
   ports: SearchPorts,
   body: SearchBody,
-  opts: { count?: boolean } = {},
+  opts: { count?: boolean; memories?: Map<string, MemoryDetailView & { permalink: string }> } = {},
 ): Promise<SearchResponse> => {
   const started = performance.now();
   const f = body.filters;
@@ -210,6 +211,7 @@ export const searchMemories = async (
   const bestCosine = Math.max(...[...candidates.values()].map((c) => c.vector ?? 0), Number.EPSILON);
   for (const c of candidates.values()) if (c.vector !== null) c.vector = Math.max(0, c.vector) / bestCosine;
   const memories = await ports.documents.getMemories([...candidates.keys()]);
+  for (const [id, m] of memories) opts.memories?.set(id, m);
   const weights = { vector: body.vector_weight ?? 0.5, keyword: body.keyword_weight ?? 0.3 };
   const now = Date.now();
   const ranked = [...candidates.values()]

@@ -159,6 +159,22 @@ for (const { name, open } of testDatabases()) {
       const [byId] = await store.getMessages(ch, [m.platformMessageId, 'unknown']);
       expect(byId).toEqual((await store.listMessages(ch, { limit: 10 })).messages[0]);
       expect(await store.getMessages(ch, [])).toEqual([]);
+      // getMessagesIn: (channel, id) pairs, not every id in every channel.
+      const other = freshChannelId();
+      const o = messageEvent(other, 1_600_000_100, 'later, another channel');
+      const p = messageEvent(other, 1_600_000_000, 'same id as m, another channel');
+      await store.upsertChannel(channelEvent(other), new Date());
+      await store.upsertMessages([o, p]);
+      const both = await store.getMessagesIn([
+        { channelId: ch, id: m.platformMessageId },
+        { channelId: other, id: o.platformMessageId },
+        { channelId: ch, id: 'unknown' },
+      ]);
+      expect(both.map((x) => `${x.channelId === ch ? 'ch' : 'other'}: ${x.message.text}`).sort()).toEqual([
+        'ch: gone soon',
+        'other: later, another channel',
+      ]);
+      expect(await store.getMessagesIn([])).toEqual([]);
       await store.markMessageDeleted(ch, m.platformMessageId, '2024-01-01T00:00:00Z');
       expect(await store.getMessages(ch, [m.platformMessageId])).toEqual([]);
       expect((await store.listMessages(ch, { limit: 10 })).messages).toHaveLength(0);

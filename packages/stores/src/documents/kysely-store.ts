@@ -407,6 +407,27 @@ export class KyselyDocumentStore implements DocumentStore {
     return out;
   }
 
+  async getMessagesIn(
+    keys: readonly { channelId: string; id: string }[],
+  ): Promise<{ channelId: string; message: MessageView }[]> {
+    const wanted = new Set(keys.map((k) => `${k.channelId}\u0000${k.id}`));
+    const out: { channelId: string; message: MessageView }[] = [];
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const rows = await this.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('channel_id', 'in', [...new Set(chunk.map((k) => k.channelId))])
+        .where('id', 'in', [...new Set(chunk.map((k) => k.id))])
+        .where('deleted_at', 'is', null)
+        .execute();
+      for (const r of rows)
+        if (wanted.delete(`${r.channel_id}\u0000${r.id}`))
+          out.push({ channelId: r.channel_id, message: toMessageView(r) });
+    }
+    return out;
+  }
+
   async messageHashes(channelId: string): Promise<Map<string, string>> {
     const rows = await this.db
       .selectFrom('messages')

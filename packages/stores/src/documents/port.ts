@@ -172,6 +172,13 @@ export interface DocumentStore {
    * left out; order unspecified).
    */
   getMessages(channelId: string, ids: readonly string[]): Promise<MessageView[]>;
+  /**
+   * getMessages over several channels in one read: the messages with these (channel, platform message id) keys, each
+   * with its channel id (deleted and unknown keys left out; order unspecified).
+   */
+  getMessagesIn(
+    keys: readonly { channelId: string; id: string }[],
+  ): Promise<{ channelId: string; message: MessageView }[]>;
   /** Content hashes of stored messages by platform message id (for import de-duplication). */
   messageHashes(channelId: string): Promise<Map<string, string>>;
   listMemories(q: MemoryQuery): Promise<{ rows: MemoryListView[]; total: number }>;

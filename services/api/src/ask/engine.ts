@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AskCitation, AskMessage, AskStore, DocumentStore, MemoryDetailView } from '@atlas/stores';
+import type { AskCitation, AskMessage, AskStore, DocumentStore, MemoryDetailView, MessageView } from '@atlas/stores';
 import { factText, renderMarkup } from '@atlas/wiki';
 import { z } from 'zod';
 import { type GraphExpansion, type SearchPorts, searchMemories } from '../search.js';
@@ -335,6 +335,7 @@ export async function retrieve(
   limit: number,
   graphScores: Map<string, number> | null,
 ): Promise<AskSource[]> {
+  const facts = new Map<string, MemoryDetailView & { permalink: string }>();
   const found = await searchMemories(
     { ...ports.search, graphExpansion: graphScores ? async () => graphScores : null },
     {
@@ -345,20 +346,19 @@ export async function retrieve(
       search_mode: 'hybrid',
       fuzzy: false,
     },
-    { count: false },
+    { count: false, memories: facts },
   );
   if (found.results.length === 0) return [];
-  const facts = await ports.documents.getMemories(found.results.map((r) => r.memory.id));
-  const byChannel = new Map<string, string[]>();
-  for (const f of facts.values())
-    byChannel.set(f.channel_id, [...(byChannel.get(f.channel_id) ?? []), f.source_message_id]);
-  const messages = new Map<string, Awaited<ReturnType<DocumentStore['getMessages']>>[number]>();
-  await Promise.all(
-    [...byChannel].map(async ([ch, ids]) => {
-      for (const m of await ports.documents.getMessages(ch, [...new Set(ids)])) messages.set(`${ch}\u0000${m.id}`, m);
-    }),
-  );
-  const names = await channelNames(ports.documents, [...byChannel.keys()]);
+  const keys = new Map<string, { channelId: string; id: string }>();
+  for (const r of found.results) {
+    const f = facts.get(r.memory.id);
+    if (f)
+      keys.set(`${f.channel_id}\u0000${f.source_message_id}`, { channelId: f.channel_id, id: f.source_message_id });
+  }
+  const messages = new Map<string, MessageView>();
+  for (const { channelId, message } of await ports.documents.getMessagesIn([...keys.values()]))
+    messages.set(`${channelId}\u0000${message.id}`, message);
+  const names = await channelNames(ports.documents, [...new Set([...keys.values()].map((k) => k.channelId))]);
   // One source number per source message (facts of one message share its citation), in rank order.
   const numbers = new Map<string, number>();
   return found.results.flatMap((r) => {
