@@ -5,12 +5,14 @@ import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiscordEmulator } from '../../../packages/platforms/src/live/discord-emulator.test-support.js';
 import { SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
 import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
 import { openRuntime, type Runtime } from '../../cli/src/runtime.js';
 import { connect, openSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 const CLOJURIANS = path.resolve(import.meta.dirname, '../../../../shared/data/slack-clojurians-2018-02/export');
+const ETHGLOBAL = path.resolve(import.meta.dirname, '../../../../shared/data/discord-ethglobal');
 
 /** What a reader sees of every message (source and ingestion time aside), in a stable order. */
 const messages = async (db: Runtime['database']['db']) =>
@@ -150,4 +152,49 @@ describe('sync of every Clojurians channel = import of the export', () => {
     expect(fa.length).toBeGreaterThan(1000);
     expect(difference(fa, fb, (r) => String(r.id))).toEqual({ onlyImported: none, onlySynced: none, changed: none });
   }, 600_000);
+});
+
+/** The same on platform_b: the ETHGlobal channel synced through the Discord emulator equals its import. */
+describe('sync of the ETHGlobal Discord channel = import of its export', () => {
+  let emu: DiscordEmulator;
+  let imported: Runtime;
+  let h: SyncHarness | undefined;
+  beforeAll(async () => {
+    emu = await DiscordEmulator.start(ETHGLOBAL);
+    imported = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'none' }));
+    await appendPlan(imported, await planImport(ETHGLOBAL));
+    await drainProjectors(imported, 0, false);
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await imported?.close();
+    await emu?.close();
+  });
+
+  it('same channel, messages and facts', async () => {
+    h = await openSyncHarness({ url: 'http://127.0.0.1:9/api/' }, { PLATFORM_B_API_URL: emu.url });
+    const channelId = String(emu.channels[0]!.id);
+    const c = await h.rt.connections.create({
+      name: 'ETHGlobal',
+      platform: 'platform_b',
+      credentials: { bot_token: emu.token, guild_id: emu.guild.id },
+    });
+    await h.rt.connections.saveChannels(c.id, [
+      { id: channelId, name: '#chat', is_private: false, member_count: 1, sync_enabled: true },
+    ]);
+    const r = await h.call('POST', '/api/sync', { channel_id: channelId });
+    expect((await h.finished(channelId, r.body.job_id, 120_000)).status).toBe('completed');
+    const [a, b] = [imported.database.db, h.rt.database.db];
+    expect(await channels(b)).toEqual(await channels(a));
+    const [ma, mb] = [await messages(a), await messages(b)];
+    expect(ma.length).toBeGreaterThan(400);
+    expect(difference(ma, mb, (r) => `${r.channel_id}/${r.id}`)).toEqual({
+      onlyImported: none,
+      onlySynced: none,
+      changed: none,
+    });
+    const [fa, fb] = [await facts(a), await facts(b)];
+    expect(fa.length).toBeGreaterThan(50);
+    expect(difference(fa, fb, (r) => String(r.id))).toEqual({ onlyImported: none, onlySynced: none, changed: none });
+  }, 180_000);
 });

@@ -24,9 +24,12 @@ export interface SyncHarness {
   close(): Promise<void>;
 }
 
-/** Opens a harness on `dataDir` (default memory) with config overrides; the worker's clients back off in ms. */
+/**
+ * Opens a harness (data dir `env.ATLAS_DATA_DIR`, default memory) with platform_a on `emu` and config overrides
+ * (PLATFORM_B_API_URL for a Discord emulator); the worker's clients back off in milliseconds.
+ */
 export const openSyncHarness = async (
-  emu: SlackEmulator,
+  emu: { url: string },
   env: Record<string, string> = {},
   over: Partial<SyncJobDeps> = {},
 ): Promise<SyncHarness> => {

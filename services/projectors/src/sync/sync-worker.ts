@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type StoredEvent, type SyncCancelled, type SyncJobUpdated, type SyncRequested, TOPICS } from '@atlas/core';
 import { groupOf, type Subscription } from '@atlas/eventlog';
 import type { SyncJobRecord } from '@atlas/stores';
@@ -107,7 +108,9 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
         // The store may hold a later state than the command (a redelivered command of a job resumed or done).
         const latest = (await deps.sync.getJob(job.job_id)) ?? job;
         if (latest.status !== 'queued' && latest.status !== 'running') return;
-        await runSyncJob(latest.seq >= job.seq ? latest : job, deps, AbortSignal.any([ctrl.signal, shutdown.signal]));
+        const signal = AbortSignal.any([ctrl.signal, shutdown.signal]);
+        setMaxListeners(0, signal); // every platform call of the job listens to it, some in parallel
+        await runSyncJob(latest.seq >= job.seq ? latest : job, deps, signal);
       }),
     );
     const tail = run
