@@ -29,8 +29,9 @@
  *    extractive), and scored with LoCoMo's own token F1 (scripts/bench/locomo-f1.ts follows
  *    snap-research/locomo task_eval/evaluation.py). Before scoring, this non-answer boilerplate is stripped from the
  *    answer: the `_Extractive answer: ..._` note line, the citation markers `[n]`, the attribution
- *    "(<author>, <d Month yyyy>)" after a fact, the attribution "(<author>)" of the quick `when` form
- *    "On <date>: <fact> (<author>) [n]", and the "Also: " that starts the extra lines of a quick answer. F1 of the
+ *    "(<author>, <d Month yyyy>)" after a fact, the attribution "(<author>)" of the `when` form
+ *    "<when>: <fact> (<author>) [n]" (`On 24 May 2023: `, `In June 2023: `, `In the week before …: `, …), and the
+ *    "Also: " that starts the extra lines of a quick answer. F1 of the
  *    answer as streamed (nothing stripped) is printed beside it. Categories are LoCoMo's numbers: 1 multi-hop,
  *    2 temporal, 3 open-domain, 4 single-hop. The published figures (Mem0 paper, Table 1, all with a gpt-4o-mini
  *    reader) are printed under Mem0's column names, which number the categories differently (mem0ai/mem0 issue
@@ -274,10 +275,10 @@ const stripBoilerplate = (text: string): string =>
     .split('\n')
     .filter((line) => !/^_Extractive answer: .*_$/.test(line.trim()))
     .map((line) => {
-      let l = line.replace(/ ?\[\d+\]/g, '');
+      let l = line.replace(/ ?\[\d+\]/g, '').replace(/^Also: /, '');
       l = l.replace(/ \([^()\n]*, \d{1,2} [A-Z][a-z]+ \d{4}\)/g, '');
-      if (/^On \d{1,2} [A-Z][a-z]+ \d{4}: /.test(l)) l = l.replace(/ \([^()\n]*\)\s*$/, '');
-      return l.replace(/^Also: /, '');
+      if (/^(On|In|[A-Z][a-z ]* weeks? before) [^:\n]{1,40} \d{4}: /.test(l)) l = l.replace(/ \([^()\n]*\)\s*$/, '');
+      return l;
     })
     .join('\n')
     .trim();

@@ -46,3 +46,12 @@ describe('extractiveAnswer', () => {
     expect(escapeMarkers('[a] [12] [1234] x[0]')).toBe('[a] \\[12\\] [1234] x\\[0\\]');
   });
 });
+
+describe('extractiveAnswer for a when question', () => {
+  it("opens each fact with its own time, resolved against its message's date", () => {
+    const s = source(1, 'Caroline went to the LGBTQ support group yesterday.', 1);
+    s.fact.message_ts = '2023-05-08T13:56:00.000Z';
+    const text = extractiveAnswer('When did Caroline go to the LGBTQ support group?', [s], 'quick', [], null);
+    expect(text).toBe('On 7 May 2023: Caroline went to the LGBTQ support group yesterday. (ana) [1]');
+  });
+});

@@ -4,6 +4,7 @@ import { factText, renderMarkup } from '@atlas/wiki';
 import { z } from 'zod';
 import { type GraphExpansion, type SearchPorts, searchMemories } from '../search.js';
 import { type AskRoute, classifyQuestion } from './router.js';
+import { dayText, whenOf } from './when.js';
 
 /** Body of POST /api/ask and POST /api/channels/{channel_id}/ask (spec "Ask"; Limits: max_results 1 to 50). */
 export const AskBody = z.object({
@@ -119,26 +120,10 @@ const INTERRUPTED_NOTE = 'The language model stopped answering; the memories fou
 /** A source is part of an extractive answer when its score is at least this share of the best source's. */
 const RELATIVE_FLOOR = 0.6;
 
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
 /** "7 May 2023" (UTC): the date form the answers use. */
 export const answerDate = (iso: string): string => {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime())
-    ? iso.slice(0, 10)
-    : `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  return Number.isNaN(d.getTime()) ? iso.slice(0, 10) : dayText(d);
 };
 
 /**
@@ -429,7 +414,9 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
 
 /**
  * The extractive answer (no LLM, or the LLM unavailable): the sources scoring at least 60% of the best, as cited
- * lines "<fact> (<author>, <date>) [n]". `quick`: the best source, and up to two more within 90% of it; `deep`: every
+ * lines "<fact> (<author>, <date>) [n]" (a question starting with "when": "<when>: <fact> (<author>) [n]", the
+ * fact's own time resolved against its message's date, whenOf). `quick`: the best source, and up to two more within
+ * 90% of it; `deep`: every
  * such source, one per line; `summarize`: grouped by their first topic tag. Text from attachments leads when given.
  * `note` (when not null) ends the answer, saying it is extractive; `unreadImages` (names) are said to be unread. No
  * source: says nothing was found.
@@ -446,8 +433,11 @@ export function extractiveAnswer(
   const floor = mode === 'quick' ? 0.9 : RELATIVE_FLOOR;
   const chosen = sources.filter((s) => s.score >= best * floor).slice(0, mode === 'quick' ? 3 : sources.length);
   const when = /^\s*when\b/i.test(question);
+  // A `when` question: each fact opens with its own time resolved against its message's date (whenOf).
   const line = (s: AskSource) =>
-    `${quoted(s.fact)} (${s.fact.author_name}, ${answerDate(s.fact.message_ts)}) ${s.citation.id}`;
+    when
+      ? `${whenOf(factText(s.fact), s.fact.message_ts)}: ${quoted(s.fact)} (${s.fact.author_name}) ${s.citation.id}`
+      : `${quoted(s.fact)} (${s.fact.author_name}, ${answerDate(s.fact.message_ts)}) ${s.citation.id}`;
   const parts: string[] = [];
   for (const a of attachments)
     parts.push(
@@ -458,11 +448,7 @@ export function extractiveAnswer(
   if (chosen.length === 0) parts.push('I found nothing in the knowledge base about that.');
   else if (mode === 'quick') {
     const [first, ...rest] = chosen;
-    parts.push(
-      when
-        ? `On ${answerDate(first!.fact.message_ts)}: ${quoted(first!.fact)} (${first!.fact.author_name}) ${first!.citation.id}`
-        : line(first!),
-    );
+    parts.push(line(first!));
     if (rest.length) parts.push(rest.map((s) => `Also: ${line(s)}`).join('\n'));
   } else if (mode === 'summarize') {
     const groups = new Map<string, AskSource[]>();
