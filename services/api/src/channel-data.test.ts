@@ -34,6 +34,20 @@ if (neo4j || es) {
     },
   });
 }
+// The event log on Kafka when listed: offsets there count transaction markers too, which the routes' wait must pass.
+if (process.env.ATLAS_TEST_KAFKA_BROKERS) {
+  profiles.push({
+    name: 'kafka',
+    env: {
+      KAFKA_BROKERS: process.env.ATLAS_TEST_KAFKA_BROKERS,
+      KAFKA_NAMESPACE: `channel-data-${randomUUID().slice(0, 8)}`,
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
+      ...(process.env.ATLAS_TEST_SCHEMA_REGISTRY_URL
+        ? { SCHEMA_REGISTRY_URL: process.env.ATLAS_TEST_SCHEMA_REGISTRY_URL }
+        : {}),
+    },
+  });
+}
 
 /**
  * DELETE /api/channels/{id}/data and GET/PUT /api/channels/{id}/settings over the embedded profile with the real olake
