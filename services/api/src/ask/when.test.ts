@@ -11,6 +11,7 @@ describe('whenOf', () => {
     ['I did it this morning', 'On 25 May 2023'],
     ['Released on March 3rd', 'On 3 March 2023'],
     ['Melanie ran a charity race last Sunday', 'On Sunday, 21 May 2023'],
+    ['Last Fri Melanie took the kids to a pottery workshop', 'On Friday, 19 May 2023'],
     ['last weekend I went hiking', 'On the weekend before 25 May 2023'],
     ['Caroline gave a speech at a school last week', 'In the week before 25 May 2023'],
     ['next week I start the new job', 'In the week after 25 May 2023'],

@@ -58,8 +58,11 @@ export function whenOf(text: string, messageTs: string): string {
     /\b(yesterday|today|tonight|this morning|this afternoon|this evening|days? ago)\b/.test(said)
   )
     return `On ${dayText(d)}`;
-  // A weekday named in full ("Sun is shining" is not a Sunday).
-  if (s.isCertain('weekday') && /\b(sun|mon|tues|wednes|thurs|fri|satur)day\b/.test(said))
+  // A weekday named in full, or shortened after last / next / this / on ("last Fri"); "Sun is shining" is no Sunday.
+  if (
+    s.isCertain('weekday') &&
+    (/\b(sun|mon|tues|wednes|thurs|fri|satur)day\b/.test(said) || /^(last|next|this|on|past|coming)\s/.test(said))
+  )
     return `On ${WEEKDAYS[d.getUTCDay()]}, ${dayText(d)}`;
   if (s.isCertain('month')) return `In ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
   if (s.isCertain('year')) return `In ${d.getUTCFullYear()}`;
