@@ -85,7 +85,9 @@ const waitCommitted = async (
     const still: string[] = [];
     for (const group of pending) {
       const row = (await rt.eventLog.lag(group, [topic])).find((r) => r.partition === target.partition);
-      if ((row?.committedOffset ?? 0) < target.offset) still.push(group);
+      // Lag 0 also counts: on Kafka a transaction marker can hold the end offset one past the last committed event.
+      const done = (row?.committedOffset ?? 0) >= target.offset || row?.lag === 0;
+      if (!done) still.push(group);
     }
     pending = still;
     if (pending.length === 0) return;
