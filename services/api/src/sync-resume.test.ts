@@ -75,6 +75,9 @@ describe('sync resumes from the last persisted cursor after a restart (embedded 
     const updates = (await h.call('GET', `/api/sync/history?channel_id=${HELP}`)).body.history;
     expect(updates).toHaveLength(1);
     expect(updates[0]).toMatchObject({ job_id: jobId, status: 'completed' });
+    // Counted from the store, so the facts of the batches before the restart count too.
+    expect(updates[0].facts_extracted).toBe(n?.fact_count);
+    expect(n?.fact_count).toBeGreaterThan(0);
     // A batch appended but not yet projected when the process stopped may be appended again (idempotent downstream).
     expect(updates[0].messages_synced).toBeGreaterThanOrEqual(kept);
   }, 90_000);

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDataMap, EventType, StoredEvent, SyncJobUpdated } from '@atlas/core';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KyselyDocumentStore } from '../documents/kysely-store.js';
 import { migrateDocuments } from '../documents/migrations.js';
+import { factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
 import { type TestDatabase, testDatabases } from '../testing.js';
 import { migrateSync } from './migrations.js';
 import { SyncStore } from './sync-store.js';
@@ -150,6 +152,27 @@ for (const { name, open } of testDatabases()) {
       const cancel = (at: string) => ev('SyncCancelled', { jobId, channelId, cancelledAt: at });
       await store.apply([cancel('2026-03-01T10:00:05.000Z'), cancel('2026-03-01T10:00:09.000Z')]);
       expect((await store.getJob(jobId))?.cancel_requested_at).toBe('2026-03-01T10:00:05.000Z');
+    });
+
+    it('outcomeSince: facts stored since a time, and entities first mentioned by them', async () => {
+      const channelId = freshChannelId();
+      const docs = new KyselyDocumentStore(h.db);
+      const [m1, m2] = [messageEvent(channelId, 1517780000, 'one'), messageEvent(channelId, 1517780001, 'two')];
+      const [f1, f2] = [factOf(m1, 'we use Kafka'), factOf(m2, 'we use Kafka and Neo4j')];
+      await docs.replaceFacts([factSet(m1, [f1])]);
+      await new Promise((r) => setTimeout(r, 20));
+      const since = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 20));
+      await docs.replaceFacts([factSet(m2, [f2])]);
+      const link = (fact: string, entity: string, message: string) =>
+        sql`insert into memory_entities (fact_id, entity_id, message_uuid, channel_id)
+          values (${fact}, ${entity}, ${message}, ${channelId})`.execute(h.db);
+      const [kafka, neo4j] = [randomUUID(), randomUUID()];
+      await link(f1.factId, kafka, m1.messageId);
+      await link(f2.factId, kafka, m2.messageId);
+      await link(f2.factId, neo4j, m2.messageId);
+      expect(await store.outcomeSince(channelId, since)).toEqual({ facts: 1, entities: 1 });
+      expect(await store.outcomeSince(channelId, '2000-01-01T00:00:00.000Z')).toEqual({ facts: 2, entities: 2 });
     });
 
     it('threadHeads: Slack threads with stored replies, newest reply each, most recent first', async () => {

@@ -218,6 +218,20 @@ export class SyncStore {
     return r.rows.map((x) => ({ threadTs: x.thread_ts, latestReplyTs: x.latest }));
   }
 
+  /**
+   * What a job added to its channel since `since` (ISO 8601, the job's started_at), read-only over the document
+   * store's tables (same database), so the figures survive a restart of the job: facts first stored since then, and
+   * entities whose first mention is such a fact (spec "Sync history entry" facts_extracted, entities_created).
+   */
+  async outcomeSince(channelId: string, since: string): Promise<{ facts: number; entities: number }> {
+    const r = await sql<{ facts: string | number; entities: string | number }>`select
+        (select count(*) from memories where channel_id = ${channelId} and created_at >= ${since}::timestamptz) as facts,
+        (select count(*) from (select me.entity_id from memory_entities me join memories m on m.id = me.fact_id
+          where me.channel_id = ${channelId} group by me.entity_id
+          having min(m.created_at) >= ${since}::timestamptz) x) as entities`.execute(this.db);
+    return { facts: Number(r.rows[0]?.facts ?? 0), entities: Number(r.rows[0]?.entities ?? 0) };
+  }
+
   /** Empties the store (before a replay rebuilds it). */
   async truncate(): Promise<void> {
     await sql`truncate table sync_jobs, sync_channels`.execute(this.db);

@@ -219,9 +219,12 @@ export const runSyncJob = async (job: SyncJobRecord, deps: SyncJobDeps, signal: 
     await deps.generateWiki?.(channelId).catch((err: unknown) => {
       deps.log?.warn({ jobId: job.job_id, err }, 'sync: wiki generation failed; the wiki scheduler retries it');
     });
-    const after = await deps.documents.getChannel(channelId);
-    state.facts = Math.max(0, (after?.fact_count ?? 0) - (before?.fact_count ?? 0));
-    state.entities = Math.max(0, (after?.entity_count ?? 0) - (before?.entity_count ?? 0));
+    const outcome = await deps.sync.outcomeSince(
+      channelId,
+      job.started_at ?? job.requested_at ?? new Date(0).toISOString(),
+    );
+    state.facts = outcome.facts;
+    state.entities = outcome.entities;
     await deps.eventLog.append(TOPICS.messages, [discovered]); // the channel's last_sync
     if (job.connection_id)
       await deps.connections.update(job.connection_id, { last_sync: (deps.now?.() ?? new Date()).toISOString() });
