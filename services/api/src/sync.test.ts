@@ -181,6 +181,20 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
     expect(history).toMatchObject({ job_id: jobId, status: 'cancelled', error: null });
   }, 30_000);
 
+  it('cancels a queued job before it runs (two jobs run at once)', async () => {
+    emu.fault({ match: 'conversations.history', kind: 'ratelimit', retryAfter: 2, times: 2 });
+    const ids: Record<string, string> = {};
+    for (const c of [HELP, CONTRIBUTING, GENERAL])
+      ids[c] = (await h.call('POST', '/api/sync', { channel_id: c, force: true })).body.job_id;
+    const queued = ids[GENERAL]!;
+    expect((await h.call('GET', `/api/sync/status?channel_id=${GENERAL}&job_id=${queued}`)).body.status).toBe('queued');
+    expect((await h.call('POST', '/api/sync/cancel', { job_id: queued })).status).toBe(200);
+    expect((await h.finished(GENERAL, queued, 10_000)).status).toBe('cancelled');
+    expect(h.updates.filter((u) => u.jobId === queued).map((u) => u.status)).toEqual(['cancelled']);
+    for (const c of [HELP, CONTRIBUTING]) expect((await h.finished(c, ids[c]!)).status).toBe('completed');
+    emu.clearFaults();
+  }, 60_000);
+
   it('fails with AUTH_ERROR when the token is revoked (spec "Sync errors" shape)', async () => {
     const token = 'xoxb-revoked-later-0001';
     emu.setToken(token, { state: 'token_revoked' });
