@@ -243,6 +243,18 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
     const r = await h.call('POST', '/api/sync', { channel_id: 'C-IMPORTED' });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toContain('in no connection');
+    // Listed by a connection but not selected for sync.
+    const c = await h.rt.connections.create({
+      name: 'Unselected',
+      platform: 'platform_a',
+      credentials: { bot_token: emu.token, signing_secret: 's' },
+    });
+    await h.rt.connections.saveChannels(c.id, [
+      { id: 'C-IMPORTED', name: '#imported', is_private: false, member_count: 1, sync_enabled: false },
+    ]);
+    const unselected = await h.call('POST', '/api/sync', { channel_id: 'C-IMPORTED' });
+    expect(unselected.status).toBe(400);
+    expect(unselected.body.error.message).toContain('not selected for sync');
   }, 30_000);
 });
 

@@ -86,7 +86,7 @@ const historyView = (j: SyncJobRecord, now: Date) => ({
  * started_at}`; GET /api/sync/status and /api/channels/{channel_id}/sync/status return the sync job object; GET
  * /api/sync/history returns `{history}`; POST /api/sync/cancel appends SyncCancelled and answers `{status:
  * 'cancelled', job_id, cancelled_at}`. Errors: 404 NOT_FOUND for an unknown channel or job, 400 INVALID_REQUEST for a
- * channel in no connection or with sync_enabled off (channel settings), 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
+ * channel in no connection, not selected in its connection, or with sync_enabled off (channel settings), 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
  * finished job.
  */
 export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: SyncPorts }> = async (
@@ -117,6 +117,13 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
         { details: { channel_id: channelId } },
       );
     }
+    const link = links[0]!; // sync-enabled entries first
+    if (!link.channel.sync_enabled)
+      throw new AtlasError(
+        'INVALID_REQUEST',
+        `channel '${channelId}' is not selected for sync in connection '${link.connection_id}': select it with PUT /api/connections/{connection_id}/channels`,
+        { details: { channel_id: channelId, connection_id: link.connection_id } },
+      );
     if ((await documents.channelSettings(channelId))?.sync_enabled === false)
       throw new AtlasError(
         'INVALID_REQUEST',
@@ -132,7 +139,6 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
           details: { channel_id: channelId, job_id: open.job_id },
         },
       );
-    const link = links[0]!;
     const state = await sync.store.channelState(channelId);
     const estimated = await estimate(channelId, force || !state?.last_sync);
     const jobId = randomUUID();
