@@ -119,11 +119,17 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
     const disabled = await deps.threads.extractionDisabled([...new Set(messages.map((m) => m.channelId))]);
     const changedTails = new Set<string>();
     const out: NewEvent<'FactsExtracted'>[] = [];
-    const roots: ThreadRoot[] = [];
+    const roots = new Map<string, ThreadRoot>();
+    /** Thread roots whose message was deleted: their text is no later reply's context. */
+    const forgotten = new Map<string, { channelId: string; rootId: string }>();
     const extractedAt = new Date().toISOString();
     for (const e of events) {
       if (e.type === 'MessageDeleted') {
         const d = e.data as MessageDeleted;
+        const key = `${d.channelId}\u0000${d.platformMessageId}`;
+        seen.delete(key);
+        roots.delete(key);
+        forgotten.set(key, { channelId: d.channelId, rootId: d.platformMessageId });
         out.push(
           factSet({
             messageId: d.messageId,
@@ -182,11 +188,14 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
           text: text.slice(0, CONTEXT_CHARS),
           authorName: m.author.name,
         };
-        roots.push(r);
-        seen.set(`${m.channelId}\u0000${m.platformMessageId}`, r);
+        const key = `${m.channelId}\u0000${m.platformMessageId}`;
+        roots.set(key, r);
+        seen.set(key, r);
+        forgotten.delete(key);
       }
     }
-    await deps.threads.put(roots);
+    await deps.threads.put([...roots.values()]);
+    await deps.threads.forget([...forgotten.values()]);
     await deps.threads.putTails([...changedTails].map((c) => tails.get(c)!));
     return out;
   }

@@ -111,6 +111,28 @@ describe('projectors', () => {
     await sub.stop();
   });
 
+  it('facts: a deleted thread root is forgotten, so its text is no later reply’s context', async () => {
+    const ch = freshChannelId();
+    const plain = messageEvent(ch, 1_700_000_000, 'Should we move the billing service to Kafka Streams?');
+    const root = { ...plain, threadTs: plain.platformMessageId };
+    const deps = { extractor: new OfflineFactExtractor(), eventLog: h.log, threads: h.threads, qualityThreshold: 0.5 };
+    await factsProjector.handle([delivered('MessageIngested', root)], deps);
+    expect((await h.threads.get(ch, [root.platformMessageId])).size).toBe(1);
+    const gone = {
+      messageId: root.messageId,
+      platform: root.platform,
+      channelId: ch,
+      platformMessageId: root.platformMessageId,
+      deletedAt: '2024-05-02T00:00:00.000Z',
+    };
+    await factsProjector.handle([delivered('MessageDeleted', gone, 1)], deps);
+    await factsProjector.handle([delivered('MessageDeleted', gone, 1)], deps); // delivered twice
+    expect((await h.threads.get(ch, [root.platformMessageId])).size).toBe(0);
+    // Deleted and ingested again in one batch: the root is back.
+    await factsProjector.handle([delivered('MessageDeleted', gone, 2), delivered('MessageIngested', root, 3)], deps);
+    expect((await h.threads.get(ch, [root.platformMessageId])).size).toBe(1);
+  });
+
   it('keyword: given a fact set delivered twice, then the fact is indexed once', async () => {
     const ch = freshChannelId();
     const m = messageEvent(ch, 1_700_000_000, 'x');

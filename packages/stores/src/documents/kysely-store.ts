@@ -129,7 +129,7 @@ export class KyselyDocumentStore implements DocumentStore {
   async markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void> {
     await this.db
       .updateTable('messages')
-      .set({ deleted_at: deletedAt })
+      .set({ deleted_at: deletedAt, text: '', reactions: '[]', attachments: '[]', has_media: false })
       .where('channel_id', '=', channelId)
       .where('id', '=', platformMessageId)
       .execute();

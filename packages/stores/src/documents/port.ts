@@ -131,6 +131,11 @@ export interface DocumentStore {
   upsertChannel(channel: ChannelDiscovered, syncedAt: Date): Promise<void>;
   /** Upserts messages (by channel id and platform message id); the stored row always reflects the latest event. */
   upsertMessages(messages: readonly MessageIngested[]): Promise<void>;
+  /**
+   * Hides a message (MessageDeleted): listMessages and getMessages leave it out and it no longer counts; its text,
+   * reactions and attachments are cleared (the row keeps ids, author, time and content hash). A later MessageIngested
+   * of the same message brings it back.
+   */
   markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void>;
   /** Replaces the fact set of each message: facts not in the new set are deleted, the rest upserted. */
   replaceFacts(sets: readonly FactsExtracted[]): Promise<void>;

@@ -117,6 +117,16 @@ export class ThreadRootStore {
     }
   }
 
+  /** Forgets these thread roots (their messages were deleted), so their text is no later message's context. */
+  async forget(roots: readonly { channelId: string; rootId: string }[]): Promise<void> {
+    for (const r of roots)
+      await this.db
+        .deleteFrom('facts_thread_roots')
+        .where('channel_id', '=', r.channelId)
+        .where('root_id', '=', r.rootId)
+        .execute();
+  }
+
   async get(channelId: string, rootIds: readonly string[]): Promise<Map<string, ThreadRoot>> {
     if (rootIds.length === 0) return new Map();
     const rows = await this.db
