@@ -16,8 +16,8 @@ export interface WikiProjectorDeps {
   wiki: {
     markStale(...channelIds: string[]): Promise<void>;
     channelsCiting(messages: readonly { channelId: string; messageId: string }[]): Promise<Set<string>>;
-    /** Deletes the channel's whole wiki (ChannelDataDeleted); resolves to the pages it had. */
-    deleteChannel(channelId: string): Promise<number>;
+    /** Deletes the channel's whole wiki (ChannelDataDeleted at `requestedAt`); resolves to the pages it had. */
+    deleteChannel(channelId: string, requestedAt?: string): Promise<number>;
     /** The channel's current version (its generated_at), or null. */
     currentVersion(channelId: string): Promise<{ generated_at: string } | null>;
   };
@@ -51,7 +51,7 @@ const deleteWiki = async (e: StoredEvent, deps: WikiProjectorDeps): Promise<void
   const current = await deps.wiki.currentVersion(channelId);
   // requestedAt, not the append time: a replay of the facts projector forwards the command again, later.
   if (current && Date.parse(current.generated_at) > Date.parse(requestedAt)) return;
-  await deps.wiki.deleteChannel(channelId);
+  await deps.wiki.deleteChannel(channelId, requestedAt);
 };
 
 /** Marks stale the channels whose shown knowledge a run of FactsExtracted | EntitiesExtracted changed. */

@@ -29,6 +29,9 @@ import { runMigrations } from '../migrate.js';
  *
  * 0005 (pages written once): a current page's content lives in `wiki_page_revisions` only; `wiki_pages` keeps its
  * (page id, hash) and `page` is null for rows written since (older rows keep theirs; reads take either).
+ *
+ * 0006 (channel deletions): `wiki_channel_deletions` (channel_id, requested_at) is when the channel's data was last
+ * deleted (ChannelDataDeleted); a generation that started before it cannot save (it read the deleted data).
  */
 export const migrateWiki = (db: Kysely<unknown>) =>
   runMigrations(db, 'wiki', {
@@ -74,6 +77,12 @@ export const migrateWiki = (db: Kysely<unknown>) =>
     '0005_wiki_pages_by_revision': {
       async up(db: Kysely<unknown>) {
         await sql`alter table wiki_pages alter column page drop not null`.execute(db);
+      },
+    },
+    '0006_wiki_channel_deletions': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists wiki_channel_deletions (channel_id text primary key,
+          requested_at timestamptz not null)`.execute(db);
       },
     },
   });

@@ -197,6 +197,28 @@ for (const { name, open } of testDatabases()) {
       expect(await store.staleChannels()).toContain(other);
     });
 
+    it('refuses to save a generation that started before the channel’s data was deleted', async () => {
+      const ch = freshChannelId();
+      const s: Structure = { channel_id: ch, pages: [{ id: 'overview' }] };
+      const pages: Page[] = [{ id: 'overview', title: 'Overview', content: 'o' }];
+      await store.savePages(ch, { structure: s, pages }, { generatedAt: '2026-01-01T00:00:00.000Z', model: 'm' });
+      expect(await store.deleteChannel(ch, '2026-02-01T00:00:00.000Z')).toBe(1);
+      await expect(
+        store.savePages(ch, { structure: s, pages }, { generatedAt: '2026-01-31T23:59:00.000Z', model: 'm' }),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(await store.pageCount(ch)).toBe(0);
+      await store.deleteChannel(ch, '2026-01-15T00:00:00.000Z'); // an older request (a replay) keeps the later one
+      await expect(
+        store.savePages(ch, { structure: s, pages }, { generatedAt: '2026-01-31T23:59:00.000Z', model: 'm' }),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
+      const v = await store.savePages(
+        ch,
+        { structure: s, pages },
+        { generatedAt: '2026-02-01T00:01:00.000Z', model: 'm' },
+      );
+      expect(v).toMatchObject({ version_number: 1, page_count: 1 });
+    });
+
     it('truncates', async () => {
       const ch = freshChannelId();
       await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AtlasError } from '@atlas/core';
 import { type Kysely, sql } from 'kysely';
 
 /** A topic cluster as stored (structurally the wiki's TopicCluster). */
@@ -146,16 +147,21 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   async truncate(): Promise<void> {
     await sql`truncate table wiki_clusters, wiki_pages, wiki_page_revisions, wiki_structures, wiki_versions, wiki_state,
-      wiki_sources`.execute(this.db);
+      wiki_sources, wiki_channel_deletions`.execute(this.db);
   }
 
   /**
    * Deletes everything of a channel's wiki (ChannelDataDeleted): clusters, current pages and their revisions, structure,
    * every version, sources and generation state (stale flag included). Returns the current pages it had (what
-   * pageCount said). Idempotent.
+   * pageCount said). Idempotent. `requestedAt` (ISO 8601, the deletion's request time) is remembered: savePages then
+   * refuses a generation that started before it, which read the deleted data.
    */
-  async deleteChannel(channelId: string): Promise<number> {
+  async deleteChannel(channelId: string, requestedAt?: string): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
+      if (requestedAt)
+        await sql`insert into wiki_channel_deletions (channel_id, requested_at) values (${channelId}, ${requestedAt})
+          on conflict (channel_id) do update
+          set requested_at = greatest(wiki_channel_deletions.requested_at, excluded.requested_at)`.execute(trx);
       const pages = await sql`delete from wiki_pages where channel_id = ${channelId}`.execute(trx);
       for (const table of ['wiki_clusters', 'wiki_page_revisions', 'wiki_structures', 'wiki_versions', 'wiki_sources'])
         await sql`delete from ${sql.table(table)} where channel_id = ${channelId}`.execute(trx);
@@ -253,6 +259,14 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       );
       // Serialises concurrent saves of one channel.
       await sql`select channel_id from wiki_state where channel_id = ${channelId} for update`.execute(trx);
+      const deleted = await sql<{ requested_at: unknown }>`select requested_at from wiki_channel_deletions
+        where channel_id = ${channelId} and requested_at > ${meta.generatedAt}::timestamptz`.execute(trx);
+      if (deleted.rows.length > 0)
+        throw new AtlasError(
+          'CONFLICT',
+          `the data of channel ${channelId} was deleted at ${iso(deleted.rows[0]!.requested_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
+          { details: { channel_id: channelId } },
+        );
       const last = await sql<{
         n: number | null;
       }>`select max(version_number) as n from wiki_versions where channel_id = ${channelId}`.execute(trx);
