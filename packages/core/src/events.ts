@@ -8,6 +8,7 @@ import type {
   MessageDeleted,
   MessageIngested,
 } from './domain.js';
+import type { SyncScheduleUpdated } from './schedule.js';
 import type { SyncCancelled, SyncJobUpdated, SyncRequested } from './sync.js';
 
 /** Topic names (ARCHITECTURE.md "Topics"); every topic is keyed by channel_id unless noted. */
@@ -37,6 +38,7 @@ export interface EventDataMap {
   SyncRequested: SyncRequested;
   SyncCancelled: SyncCancelled;
   SyncJobUpdated: SyncJobUpdated;
+  SyncScheduleUpdated: SyncScheduleUpdated;
 }
 export type EventType = keyof EventDataMap;
 

@@ -5,4 +5,5 @@ export * from './domain.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './ids.js';
+export * from './schedule.js';
 export * from './sync.js';

@@ -193,4 +193,10 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     error: { code: 'RATE_LIMIT', message: 'rate limited', retryAfter: 30, failingMessageId: '1517789022.000033' },
     updatedAt: '2018-02-06T00:00:04.000Z',
   },
+  SyncScheduleUpdated: {
+    channelId: 'C03S1KBA2',
+    schedule: '*/30 9-18 * * mon-fri',
+    enabled: true,
+    updatedAt: '2018-02-06T00:00:00.000Z',
+  },
 };

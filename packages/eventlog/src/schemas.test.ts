@@ -12,6 +12,7 @@ import {
   SyncCancelled,
   SyncJobUpdated,
   SyncRequested,
+  SyncScheduleUpdated,
 } from '@atlas/core';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +34,7 @@ const zodOf = {
   SyncRequested,
   SyncCancelled,
   SyncJobUpdated,
+  SyncScheduleUpdated,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

@@ -18,6 +18,7 @@ export * from './keyword/port.js';
 export * from './keyword/postgres-index.js';
 export * from './migrate.js';
 export * from './sync/migrations.js';
+export * from './sync/schedule-store.js';
 export * from './sync/sync-store.js';
 export * from './testing.js';
 export * from './vector/backlog.js';

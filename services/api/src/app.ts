@@ -14,6 +14,7 @@ import { memorySearchRoutes } from './routes/memory-search.js';
 import { searchRoutes } from './routes/search.js';
 import { statsRoutes } from './routes/stats.js';
 import { syncRoutes } from './routes/sync.js';
+import { syncScheduleRoutes } from './routes/sync-schedules.js';
 import { wikiRoutes } from './routes/wiki.js';
 import { registerTelemetry } from './telemetry.js';
 
@@ -43,6 +44,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   await app.register(askRoutes, ports);
   await app.register(connectionRoutes, ports);
   await app.register(syncRoutes, ports);
+  await app.register(syncScheduleRoutes, ports);
   await app.register(statsRoutes, { ...ports, telemetry });
   return app;
 };

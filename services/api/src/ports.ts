@@ -6,6 +6,7 @@ import type { WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
 import type { AskAttachment, AskLlm } from './ask/engine.js';
 import type { ConnectionPorts } from './routes/connections.js';
 import type { SyncPorts } from './routes/sync.js';
+import type { SchedulePorts } from './routes/sync-schedules.js';
 import type { GraphExpansion } from './search.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
@@ -72,6 +73,8 @@ export interface ApiPorts {
   connections?: ConnectionPorts;
   /** Sync jobs (spec "Sync"): the job store, commands, connections. Absent: the sync routes are not registered. */
   sync?: SyncPorts;
+  /** Sync schedules (spec "Sync schedule"): the store, last syncs, connections, commands. Absent: not registered. */
+  schedules?: SchedulePorts;
   /**
    * Channel commands (spec "Channels": DELETE /api/channels/{channel_id}/data, PUT .../settings): appends a
    * ChannelDataDeleted or ChannelSettingsUpdated to atlas.messages and resolves once the projectors have applied it

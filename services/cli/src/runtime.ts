@@ -103,5 +103,13 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
     },
     maxMessages: rt.cfg.SYNC_MAX_MESSAGES,
   },
+  schedules: {
+    store: rt.syncSchedules,
+    sync: rt.sync,
+    connections: rt.connections,
+    command: async (event) => {
+      await rt.eventLog.append(TOPICS.commands, [event]);
+    },
+  },
   channelCommands: { append: (command) => appendChannelCommand(rt, command) },
 });

@@ -44,6 +44,7 @@ import {
   migrateGraph,
   migrateKeywordIndex,
   migrateSync,
+  migrateSyncSchedules,
   migrateVectors,
   migrateWiki,
   Neo4jGraphStore,
@@ -52,6 +53,7 @@ import {
   PostgresGraphStore,
   PostgresKeywordIndex,
   QdrantVectorStore,
+  SyncScheduleStore,
   SyncStore,
   ThreadRootStore,
   type VectorStore,
@@ -64,6 +66,7 @@ import { factsProjector } from './facts.js';
 import { backfillEntities, entitiesProjector, graphProjector } from './graph.js';
 import { keywordProjector } from './keyword.js';
 import { syncJobsProjector } from './sync/sync-jobs.js';
+import { syncSchedulesProjector } from './sync/sync-schedules.js';
 import { WikiGenerator, wikiProjector } from './wiki.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
@@ -101,6 +104,8 @@ export interface Runtime {
   connections: ConnectionStore;
   /** Sync jobs and per-channel sync cursors (the sync-jobs projector's read store). */
   sync: SyncStore;
+  /** Sync schedules (the sync-schedules projector's read store; the sync scheduler fires them). */
+  syncSchedules: SyncScheduleStore;
   /**
    * Wiki generation over the stores (null without embeddings: topics are clusters of fact vectors), with LLM topic
    * summaries when LLM_BASE_URL is set (quality tier, LLM_QUALITY_MODEL).
@@ -135,6 +140,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateAsk(db);
   await migrateConnections(db);
   await migrateSync(db);
+  await migrateSyncSchedules(db);
   const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
@@ -196,6 +202,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     ask,
     connections: new ConnectionStore(db, cipher),
     sync: new SyncStore(db),
+    syncSchedules: new SyncScheduleStore(db),
     wikiGenerator: embeddings
       ? new WikiGenerator({
           documents,
@@ -263,6 +270,7 @@ export const PROJECTORS = [
   graphProjector,
   wikiProjector,
   syncJobsProjector,
+  syncSchedulesProjector,
 ] as const;
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];
 export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
@@ -287,6 +295,7 @@ const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'entities' || name === 'graph') return entityDeps(rt);
   if (name === 'wiki') return { wiki: rt.wiki };
   if (name === 'sync-jobs') return { sync: rt.sync };
+  if (name === 'sync-schedules') return { schedules: rt.syncSchedules };
   if (name === 'embeddings') {
     if (!rt.embeddings)
       throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
@@ -325,7 +334,17 @@ export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscr
  * reads all three topics. Checked in this order, a pass that sees lag 0 everywhere proves the pipeline
  * idle (each upstream group had committed, so appended, everything before its consumers were checked).
  */
-const PIPELINE_ORDER = ['facts', 'entities', 'keyword', 'embeddings', 'graph', 'documents', 'wiki', 'sync-jobs'];
+const PIPELINE_ORDER = [
+  'facts',
+  'entities',
+  'keyword',
+  'embeddings',
+  'graph',
+  'documents',
+  'wiki',
+  'sync-jobs',
+  'sync-schedules',
+];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */
 export const projectorLag = async (rt: Runtime, names: readonly string[] = activeProjectors(rt)): Promise<number> => {

@@ -2,10 +2,13 @@ import { buildApp } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import {
+  type SyncScheduler,
   type SyncWorker,
   startRetentionScheduler,
   startRuntimeSyncWorker,
+  startSyncScheduler,
   startWikiScheduler,
+  syncSchedulerDepsOf,
 } from '@atlas/projectors';
 import type { FastifyInstance } from 'fastify';
 import { acquireLock } from '../lock.js';
@@ -19,11 +22,12 @@ import {
   startProjectors,
 } from '../runtime.js';
 
-/** What `atlas run` can run: the query service or one projector; `atlas start` runs them all in one process. */
-export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker'] as const;
-const LATER = {
-  scheduler: 'sync schedules (the wiki triggers run with the wiki projector)',
-};
+/**
+ * What `atlas run` can run: the query service, one projector, the sync worker (with the sync-jobs and sync-schedules
+ * projectors and the sync scheduler) or the sync scheduler alone (with the sync-schedules projector); `atlas start`
+ * runs them all in one process.
+ */
+export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker', 'scheduler'] as const;
 
 const logger = (cfg: Config) => ({
   level: cfg.LOG_LEVEL,
@@ -35,14 +39,8 @@ const logger = (cfg: Config) => ({
  * Holds the data dir lock on the embedded database. Prints one line when ready.
  */
 export const runServices = async (cfg: Config, service: string): Promise<void> => {
-  if (service in LATER) {
-    throw new AtlasError(
-      'INVALID_REQUEST',
-      `the ${service} service is not built yet: it comes with ${LATER[service as keyof typeof LATER]}`,
-    );
-  }
   if (service !== 'all' && !(SERVICES as readonly string[]).includes(service)) {
-    throw new AtlasError('INVALID_REQUEST', `unknown service '${service}' (one of: ${SERVICES.join(', ')}, scheduler)`);
+    throw new AtlasError('INVALID_REQUEST', `unknown service '${service}' (one of: ${SERVICES.join(', ')})`);
   }
   const startedAt = Date.now();
   const serves = service === 'all' || service === 'api';
@@ -65,12 +63,22 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
         : service === 'api'
           ? []
           : service === 'sync-worker'
-            ? [await startProjector(rt, 'sync-jobs', { warn: log.warn, error: log.error })] // the worker's read store
-            : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
+            ? [
+                await startProjector(rt, 'sync-jobs', { warn: log.warn, error: log.error }), // the worker's read store
+                await startProjector(rt, 'sync-schedules', { warn: log.warn, error: log.error }), // the scheduler's
+              ]
+            : service === 'scheduler'
+              ? [await startProjector(rt, 'sync-schedules', { warn: log.warn, error: log.error })]
+              : [await startProjector(rt, service, { warn: log.warn, error: log.error })];
     // Sync jobs (issue 8): a consumer group on atlas.commands; it resumes the jobs a stopped worker left open.
     const syncWorker: SyncWorker | null =
       service === 'all' || service === 'sync-worker'
         ? await startRuntimeSyncWorker(rt, { log: { warn: (o, m) => log.warn(o, m) } })
+        : null;
+    // Sync schedules: SyncRequested for each enabled schedule when due, beside the worker (idempotent across processes).
+    const syncScheduler: SyncScheduler | null =
+      service === 'all' || service === 'sync-worker' || service === 'scheduler'
+        ? startSyncScheduler(syncSchedulerDepsOf(rt, { log: { info: (m) => log.info(m), warn: (m) => log.warn(m) } }))
         : null;
     // The wiki's triggers run beside the wiki projector: stale wikis regenerated once the projectors are idle, and
     // the daily full rebuild (WIKI_REBUILD_CRON).
@@ -121,6 +129,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       stopping = true;
       scheduler?.stop();
       retention?.stop();
+      syncScheduler?.stop();
       await app?.close();
       await syncWorker?.stop();
       await Promise.all(subs.map((s) => s.stop()));
