@@ -8,6 +8,7 @@ import {
 import { OfflineFactExtractor } from '@atlas/pipeline';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendChannelCommand } from './channel-commands.js';
 import { documentsProjector } from './documents.js';
 import { factsProjector } from './facts.js';
 import { openHarness } from './harness.test-support.js';
@@ -145,5 +146,12 @@ describe('channel commands in projector batches', () => {
       h,
     );
     expect(await h.wiki.pageCount(ch)).toBe(1);
+  });
+
+  it('appendChannelCommand: projectors that do not apply the command in time give STORE_UNAVAILABLE (retriable)', async () => {
+    const ch = freshChannelId(); // no projector runs in this harness: nothing commits
+    await expect(
+      appendChannelCommand(h, { type: 'ChannelDataDeleted', key: ch, data: deletion(ch) }, { timeoutMs: 200 }),
+    ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', retriable: true, details: { topic: TOPICS.messages } });
   });
 });
