@@ -25,6 +25,7 @@ export class JobState {
   facts = 0;
   entities = 0;
   private readonly runStart = Date.now();
+  private highest: number;
   private readonly processedAtStart: number;
 
   constructor(
@@ -38,13 +39,17 @@ export class JobState {
     this.failing = job.failing_messages;
     this.synced = job.messages_synced;
     this.cursor = job.cursor;
+    this.highest = job.percentage;
   }
 
+  /** 0..100, never lower than an earlier emit of this run (the total can grow while fetching). */
   percentage(): number {
     if (this.status === 'completed') return 100;
     const base = STAGE_START[this.stage];
-    if (this.stage !== 'fetching_messages') return base;
-    return Math.min(70, this.total > 0 ? (70 * this.processed) / this.total : 0);
+    const now =
+      this.stage !== 'fetching_messages' ? base : Math.min(70, this.total > 0 ? (70 * this.processed) / this.total : 0);
+    this.highest = Math.max(this.highest, now);
+    return this.highest;
   }
 
   /** Linear extrapolation of this run's pace; null before any progress. */
