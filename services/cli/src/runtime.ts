@@ -93,7 +93,11 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   connections: {
     store: rt.connections,
     platformClient: (credentials) =>
-      platformClient(credentials, { slackApiUrl: rt.cfg.PLATFORM_A_API_URL, discordApiUrl: rt.cfg.PLATFORM_B_API_URL }),
+      platformClient(credentials, {
+        slackApiUrl: rt.cfg.PLATFORM_A_API_URL,
+        discordApiUrl: rt.cfg.PLATFORM_B_API_URL,
+        mock: rt.cfg.ADAPTER_MOCK, // the generated mock platform (no credentials needed)
+      }),
   },
   sync: {
     store: rt.sync,

@@ -147,4 +147,9 @@ export interface PlatformClientOptions {
   /** Per-request timeout (default 30 s). */
   timeoutMs?: number;
   log?: (event: ClientLogEvent) => void;
+  /**
+   * ADAPTER_MOCK: serve the generated mock platform (`MockPlatformClient`, no network) instead of the platform's API.
+   * `now` is the mock's clock in ms (tests); default Date.now.
+   */
+  mock?: boolean | { now?: () => number };
 }

@@ -8,10 +8,10 @@ import { type SyncWorker, type SyncWorkerOptions, startSyncWorker } from './sync
 
 /**
  * The sync job dependencies of a runtime: its stores and log, SYNC_BATCH_SIZE and SYNC_MAX_MESSAGES, the live platform
- * client on PLATFORM_A_API_URL / PLATFORM_B_API_URL, and the stage waits of the projectors this deployment runs. Sync
- * never waits on an LLM: with LLM_BASE_URL (LLM entity extraction) building_graph does not wait for the entities and
- * graph projectors, and with an LLM quality tier (LLM wiki summaries) the wiki is left to the wiki scheduler, which
- * regenerates stale wikis once the projectors are idle.
+ * client on PLATFORM_A_API_URL / PLATFORM_B_API_URL (the mock platform when ADAPTER_MOCK is true), and the stage
+ * waits of the projectors this deployment runs. Sync never waits on an LLM: with LLM_BASE_URL (LLM entity
+ * extraction) building_graph does not wait for the entities and graph projectors, and with an LLM quality tier (LLM
+ * wiki summaries) the wiki is left to the wiki scheduler, which regenerates stale wikis once the projectors are idle.
  */
 export const syncDepsOf = (
   rt: Runtime,
@@ -30,6 +30,7 @@ export const syncDepsOf = (
       platformClient(credentials, {
         slackApiUrl: rt.cfg.PLATFORM_A_API_URL,
         discordApiUrl: rt.cfg.PLATFORM_B_API_URL,
+        mock: rt.cfg.ADAPTER_MOCK, // the generated mock platform instead of the platforms' APIs
         ...client,
       }),
     batchSize: rt.cfg.SYNC_BATCH_SIZE,
