@@ -10,7 +10,7 @@ import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
 import {
   apiPorts,
   openRuntime,
-  PROJECTOR_NAMES,
+  PROJECTORS,
   type Runtime,
   replayProjector,
   startProjectors,
@@ -249,7 +249,10 @@ for (const profile of profiles)
       expect(expected.help.wikiPages).toBeGreaterThan(0);
       await Promise.all(subs.map((s) => s.stop()));
       subs = [];
-      for (const name of PROJECTOR_NAMES.filter((n) => n !== 'sync-jobs')) await replayProjector(rt, name, 'earliest');
+      // Every projector of the knowledge pipeline (those reading atlas.messages, atlas.facts or atlas.graph).
+      const pipeline = [TOPICS.messages, TOPICS.facts, TOPICS.graph] as readonly string[];
+      for (const p of PROJECTORS.filter((x) => x.topics.some((t) => pipeline.includes(t))))
+        await replayProjector(rt, p.name, 'earliest');
       // Replays run one projector at a time: downstream ones read what upstream ones appended again; settle them all.
       subs = await startProjectors(rt);
       await waitForProjectors(rt);
