@@ -17,7 +17,7 @@ export interface SyncHarness {
   subs: Subscription[];
   /** Every SyncJobUpdated seen on atlas.sync-jobs, in order. */
   updates: SyncJobUpdated[];
-  call(method: 'GET' | 'POST', url: string, payload?: object): Promise<{ status: number; body: Json }>;
+  call(method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object): Promise<{ status: number; body: Json }>;
   /** Polls GET /api/sync/status until the job is in a terminal state; returns the job object. */
   finished(channelId: string, jobId: string, timeoutMs?: number): Promise<Json>;
   /** Stops the worker, the projectors and the API; closes the runtime (the data stays in the data dir). */
@@ -59,7 +59,7 @@ export const openSyncHarness = async (
     ...over,
   });
   const app = await buildApp(apiPorts(rt));
-  const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+  const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => {
     const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
     return { status: res.statusCode, body: res.body ? res.json() : undefined };
   };

@@ -162,6 +162,15 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
     expect((await stored(h, GENERAL)).size).toBe(11);
   }, 30_000);
 
+  it('after DELETE /api/channels/{id}/data, the next sync starts over and restores the channel', async () => {
+    const del = await h.call('DELETE', `/api/channels/${GENERAL}/data`);
+    expect(del.status).toBe(200);
+    expect((await h.rt.documents.getChannel(GENERAL))?.message_count ?? 0).toBe(0);
+    const r = await h.call('POST', '/api/sync', { channel_id: GENERAL });
+    expect((await h.finished(GENERAL, r.body.job_id)).status).toBe('completed');
+    expect((await stored(h, GENERAL)).size).toBe(11);
+  }, 30_000);
+
   it('cancels a running job', async () => {
     emu.fault({ match: 'conversations.history', kind: 'ratelimit', retryAfter: 2, times: 3 });
     const r = await h.call('POST', '/api/sync', { channel_id: GENERAL, force: true });

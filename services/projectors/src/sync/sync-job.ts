@@ -184,7 +184,8 @@ const endRun = async (
  * Fetching: pages of `batchSize` top-level messages (Slack: with their threads) after the cursor (the job's, else the
  * channel's; none or force: the start), each page's new or changed messages (content hash vs the document store)
  * appended as MessageIngested (`source: 'sync'`) in appends of `batchSize`, then the cursor is persisted
- * (SyncJobUpdated). Until a sync of the channel has completed, a job processes at most `maxMessages` messages (counted
+ * (SyncJobUpdated); a channel whose stored messages are all gone (its data deleted) starts over like a first sync.
+ * Until a sync of the channel has completed, a job processes at most `maxMessages` messages (counted
  * across restarts); after that, a job also asks for late replies of the channel's recently active Slack threads; a
  * forced full pass appends MessageDeleted for stored messages the platform no longer has. Later stages wait only for
  * the projectors' progress on what this job appended. Never throws.
@@ -202,10 +203,13 @@ export const runSyncJob = async (job: SyncJobRecord, deps: SyncJobDeps, signal: 
     if (!before) await deps.eventLog.append(TOPICS.messages, [discovered]);
 
     const channelState = await deps.sync.channelState(channelId);
-    const first = !job.force && !channelState?.last_sync;
-    state.cursor = job.cursor ?? (job.force ? null : (channelState?.cursor ?? null));
+    const known = await deps.documents.messageHashes(channelId);
+    // No stored message left behind a cursor: the channel's data was deleted since (DELETE …/data); start over.
+    const emptied = known.size === 0 && Boolean(channelState?.cursor);
+    const first = !job.force && (!channelState?.last_sync || emptied);
+    state.cursor = job.cursor ?? (job.force || emptied ? null : (channelState?.cursor ?? null));
     const fullPass = job.force && job.cursor === null;
-    const fetcher = new Fetcher(channelId, await deps.documents.messageHashes(channelId), state, deps);
+    const fetcher = new Fetcher(channelId, known, state, deps);
     run = { job, deps, signal, state, client, fetcher, failingId: null };
     const capped = await fetchHistory(run, first ? deps.maxMessages : Number.POSITIVE_INFINITY);
     if (!first && !fullPass && client.platform === 'platform_a') await fetchLateReplies(run);
