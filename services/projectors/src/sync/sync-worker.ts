@@ -70,6 +70,9 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
   const controllers = new Map<string, AbortController>();
   const tails = new Map<string, Promise<void>>();
   const shutdown = new AbortController();
+  // Jobs this worker ran to an end: a repeated SyncRequested of one job (two schedulers firing one due time) is not
+  // run again even before the store has folded the job's end. The most recent 10,000 are kept.
+  const ended = new Set<string>();
 
   /** Ends a job that is not running here as cancelled (one more SyncJobUpdated after the store's seq). */
   const endCancelled = async (job: SyncJobRecord, at: string) => {
@@ -97,7 +100,7 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
   };
 
   const enqueue = (job: SyncJobRecord) => {
-    if (controllers.has(job.job_id) || shutdown.signal.aborted) return;
+    if (controllers.has(job.job_id) || ended.has(job.job_id) || shutdown.signal.aborted) return;
     const ctrl = new AbortController();
     controllers.set(job.job_id, ctrl);
     const prev = tails.get(job.channel_id) ?? Promise.resolve();
@@ -114,6 +117,11 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
       }),
     );
     const tail = run
+      .then(() => {
+        if (shutdown.signal.aborted) return; // interrupted, not ended: the next worker resumes it
+        ended.add(job.job_id);
+        if (ended.size > 10_000) ended.delete(ended.values().next().value!);
+      })
       .catch((err: unknown) => deps.log?.warn({ jobId: job.job_id, err }, 'sync worker: job crashed'))
       .finally(() => {
         controllers.delete(job.job_id);
