@@ -7,6 +7,8 @@ import { apiPorts, openRuntime, type Runtime, startProjectors } from '../../cli/
 import { buildApp } from './app.js';
 
 type Json = ReturnType<typeof JSON.parse>;
+/** The mock platform's clock for the worker: the same history on every run. */
+const MOCK_NOW = Date.parse('2026-03-06T15:00:00Z');
 
 describe('ADAPTER_MOCK=true: a new user tries connections and sync with no credentials', () => {
   let rt: Runtime;
@@ -38,7 +40,7 @@ describe('ADAPTER_MOCK=true: a new user tries connections and sync with no crede
     });
     rt = await openRuntime(cfg, { pollIntervalMs: 20 });
     subs = await startProjectors(rt);
-    worker = await startRuntimeSyncWorker(rt, { pollMs: 20 });
+    worker = await startRuntimeSyncWorker(rt, { pollMs: 20, client: { mock: { now: () => MOCK_NOW } } });
     app = await buildApp(apiPorts(rt));
   }, 60_000);
   afterAll(async () => {
@@ -97,6 +99,30 @@ describe('ADAPTER_MOCK=true: a new user tries connections and sync with no crede
       filters: { fact_types: ['decision'] },
     });
     expect(decisions.body.results[0].memory.memory_text).toMatch(/decided to switch/i);
+  }, 90_000);
+
+  it('platform_b: a guild connection with any token syncs a generated community channel', async () => {
+    const created = await call('POST', '/api/connections', {
+      platform: 'platform_b',
+      name: 'Try Atlas community',
+      credentials: { bot_token: 'anything', guild_id: '123' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const channels = await call('GET', `/api/connections/${id}/channels`);
+    expect(channels.body.map((c: { name: string }) => c.name)).toEqual(['#general', '#help', '#dev', '#announcements']);
+    const help = channels.body[1].id as string;
+    await call('PUT', `/api/connections/${id}/channels`, { channel_ids: [help] });
+    const started = await call('POST', `/api/channels/${help}/sync`, {});
+    expect(started.status).toBe(200);
+    const done = await finished(help, started.body.job_id);
+    expect(done).toMatchObject({ status: 'completed', progress: { failing_messages: 0 } });
+    const channel = await call('GET', `/api/channels/${help}`);
+    expect(channel.body).toMatchObject({ name: 'help', platform: 'platform_b' });
+    expect(channel.body.fact_count).toBeGreaterThan(10);
+    const found = await call('POST', '/api/search', { query: 'workaround', channel_id: help, limit: 5 });
+    expect(found.body.results.length).toBeGreaterThan(0);
+    expect(found.body.results[0].citation.permalink).toMatch(/^https:\/\/discord\.com\/channels\//);
   }, 90_000);
 
   it('a schedule fires a sync of the mock channel through the same worker, once per due time', async () => {
