@@ -25,6 +25,15 @@ export const PutScheduleBody = z
   })
   .strict();
 
+/** The next run (ISO 8601), or null when there is none or the saved expression no longer parses. */
+const nextOf = (schedule: string, now: Date): string | null => {
+  try {
+    return nextScheduleRun(schedule, now)?.toISOString() ?? null;
+  } catch {
+    return null;
+  }
+};
+
 /**
  * Spec "Sync schedule": channel_id, schedule, enabled, next_sync (the next cron time after now, UTC; null while
  * disabled), last_sync (the channel's last completed sync, by any trigger; null before one), plus updated_at (when it
@@ -34,7 +43,7 @@ export const scheduleView = (s: SyncScheduleRecord, lastSync: string | null, now
   channel_id: s.channel_id,
   schedule: s.schedule,
   enabled: s.enabled,
-  next_sync: s.enabled ? (nextScheduleRun(s.schedule, now)?.toISOString() ?? null) : null,
+  next_sync: s.enabled ? nextOf(s.schedule, now) : null,
   last_sync: lastSync,
   updated_at: s.updated_at,
 });

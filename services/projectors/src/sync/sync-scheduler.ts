@@ -58,7 +58,14 @@ export const runDueSchedules = async (deps: SyncSchedulerDeps): Promise<Schedule
   const now = deps.now?.() ?? new Date();
   const out: ScheduleOutcome[] = [];
   for (const s of await deps.schedules.list({ enabledOnly: true })) {
-    const due = dueScheduleRun(s.schedule, now, new Date(s.updated_at));
+    let due: Date | null;
+    try {
+      due = dueScheduleRun(s.schedule, now, new Date(s.updated_at));
+    } catch (err) {
+      // Saved schedules were validated; one this croner refuses is skipped, never the whole pass.
+      deps.log?.warn(`sync schedule of channel ${s.channel_id} skipped: ${(err as Error).message}`);
+      continue;
+    }
     if (!due) continue;
     const jobId = scheduledJobId(s.channel_id, due);
     const result = (outcome: ScheduleOutcome['outcome']) =>
