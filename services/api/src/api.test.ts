@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { openDatabase, PostgresGraphStore } from '@atlas/stores';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
@@ -49,6 +50,47 @@ describe('query service on real data (slack-olake)', () => {
     expect(body.status).toBe('degraded');
     expect(typeof body.uptime).toBe('number');
     expect(Date.parse(body.degraded_since)).not.toBeNaN();
+  });
+
+  it('GET /api/stats/health: the four components with status and latency, degraded without an LLM', async () => {
+    const { status, body } = await get('/api/stats/health');
+    expect(status).toBe(200);
+    expect(Object.keys(body.components).sort()).toEqual(
+      ['document_store', 'graph_store', 'llm_provider', 'vector_store'].sort(),
+    );
+    expect(body.components).toMatchObject({
+      vector_store: { status: 'up' },
+      document_store: { status: 'up' },
+      graph_store: { status: 'up' },
+      llm_provider: { status: 'degraded' },
+    });
+    for (const c of Object.values(body.components) as { latency_ms: number }[])
+      expect(c.latency_ms).toBeGreaterThanOrEqual(0);
+    expect(body.status).toBe('degraded');
+    expect(Date.parse(body.checked_at)).not.toBeNaN();
+  });
+
+  it('GET /api/stats/health: a graph store that fails is down and the service unhealthy; /api/health says failing', async () => {
+    // A real graph store over a database that has been closed: every query throws.
+    const dead = await openDatabase({ dataDir: 'memory://' });
+    const graph = new PostgresGraphStore(dead.db, { entityThreshold: 0.6 });
+    await dead.close();
+    const ports = apiPorts(rt);
+    const broken = await buildApp({
+      ...ports,
+      health: ports.health.map((h) =>
+        h.name === 'graph_store' ? { name: h.name, check: () => graph.ping().then(() => 'healthy' as const) } : h,
+      ),
+    });
+    try {
+      const stats = (await broken.inject({ method: 'GET', url: '/api/stats/health' })).json();
+      expect(stats.components.graph_store.status).toBe('down');
+      expect(stats.status).toBe('unhealthy');
+      const health = (await broken.inject({ method: 'GET', url: '/api/health' })).json();
+      expect(health.dependencies.graph_store).toBe('failing');
+    } finally {
+      await broken.close();
+    }
   });
 
   it('GET /api/channels lists channels in the spec shape with counts', async () => {

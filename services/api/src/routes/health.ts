@@ -4,19 +4,29 @@ import type { ApiPorts, DependencyStatus } from '../ports.js';
 const TIMEOUT_MS = 5000;
 
 const probe = async (check: () => Promise<DependencyStatus>): Promise<DependencyStatus> => {
+  let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
       check(),
-      new Promise<DependencyStatus>((resolve) => setTimeout(() => resolve('failing'), TIMEOUT_MS).unref()),
+      new Promise<DependencyStatus>((resolve) => {
+        timer = setTimeout(() => resolve('failing'), TIMEOUT_MS);
+      }),
     ]);
   } catch {
     return 'failing';
+  } finally {
+    clearTimeout(timer);
   }
 };
 
+/** The components of GET /api/stats/health (spec "Health (stats)") and the health checks that answer for them. */
+const STATS_COMPONENTS = ['vector_store', 'document_store', 'graph_store', 'llm_provider'] as const;
+/** A dependency status in the stats health's words: `up` (seen in the spec), `degraded`, `down`. */
+const COMPONENT_STATUS = { healthy: 'up', degraded: 'degraded', failing: 'down' } as const;
+
 /**
  * GET /api/health (spec "Stats and health"): overall status, one status per dependency, uptime in
- * seconds, and degraded_since when any dependency is not healthy.
+ * seconds, and degraded_since when any dependency is not healthy. GET /api/stats/health: below.
  */
 export const healthRoutes: FastifyPluginAsync<ApiPorts> = async (app, ports) => {
   let degradedSince: string | null = null;
@@ -38,5 +48,30 @@ export const healthRoutes: FastifyPluginAsync<ApiPorts> = async (app, ports) => 
       uptime: Math.round((Date.now() - ports.startedAt) / 100) / 10,
       ...(degradedSince ? { degraded_since: degradedSince } : {}),
     };
+  });
+
+  /**
+   * GET /api/stats/health (spec "Health (stats)", "Health status values"): each of vector_store, document_store,
+   * graph_store and llm_provider probed now (at most 5 s each, in parallel) as {status: up | degraded | down,
+   * latency_ms: the probe's round trip, 2 decimals}; status `unhealthy` when one is down, `degraded` when one is
+   * degraded (e.g. no LLM configured: the offline fallbacks serve), else `healthy`; checked_at (ISO 8601) when the
+   * probes started. A component with no check here (e.g. vector_store with embeddings off) is `down`, latency 0.
+   */
+  app.get('/api/stats/health', async () => {
+    const checkedAt = new Date().toISOString();
+    const components = Object.fromEntries(
+      await Promise.all(
+        STATS_COMPONENTS.map(async (name) => {
+          const h = ports.health.find((x) => x.name === name);
+          const started = performance.now();
+          const s = h ? await probe(() => h.check()) : 'failing';
+          const latency = h ? Math.round((performance.now() - started) * 100) / 100 : 0;
+          return [name, { status: COMPONENT_STATUS[s], latency_ms: latency }] as const;
+        }),
+      ),
+    );
+    const statuses = Object.values(components).map((c) => c.status);
+    const status = statuses.includes('down') ? 'unhealthy' : statuses.includes('degraded') ? 'degraded' : 'healthy';
+    return { status, components, checked_at: checkedAt };
   });
 };
