@@ -9,121 +9,24 @@
  * beside the keyword-only mode of the same queries as a baseline.
  */
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { buildApp } from '@atlas/api';
-import { type Fact, type FactsExtracted, factUuid, loadConfig, messageUuid, TOPICS } from '@atlas/core';
-import { planImport } from '@atlas/platforms';
-import {
-  embeddingText,
-  filterFields,
-  openRuntime,
-  startProjectors,
-  toKeywordDocs,
-  waitForProjectors,
-} from '@atlas/projectors';
-import { type FactVector, PgVectorStore } from '@atlas/stores';
-import { appendPlan } from '../services/cli/src/commands/import.js';
+import { loadConfig } from '@atlas/core';
+import { openRuntime } from '@atlas/projectors';
+import { PgVectorStore } from '@atlas/stores';
 import { apiPorts } from '../services/cli/src/runtime.js';
+import { embedBase, fillFacts, percentile, realFacts, table } from './bench/fill.js';
 
-const DATA = path.resolve(import.meta.dirname, '../../shared/data');
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
-
-/** Real facts with their sets' sourceText/contextText: the three exports projected once on a scratch runtime. */
-const realFacts = async (): Promise<{ fact: Fact; sourceText: string; contextText: string }[]> => {
-  const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'none' }));
-  for (const rel of ['slack-clojurians-2018-02/export', 'slack-olake/export', 'discord-ethglobal']) {
-    await appendPlan(rt, await planImport(path.join(DATA, rel)));
-  }
-  const subs = await startProjectors(rt);
-  await waitForProjectors(rt);
-  await Promise.all(subs.map((s) => s.stop()));
-  const out: { fact: Fact; sourceText: string; contextText: string }[] = [];
-  const group = 'bench-search-reader';
-  const reader = await rt.eventLog.subscribe({
-    group,
-    topics: [TOPICS.facts],
-    handler: async (batch) => {
-      for (const e of batch) {
-        if (e.type !== 'FactsExtracted') continue;
-        const set = e.data as FactsExtracted;
-        for (const fact of set.facts) out.push({ fact, sourceText: set.sourceText, contextText: set.contextText });
-      }
-    },
-  });
-  for (;;) {
-    const lag = await rt.eventLog.lag(group, [TOPICS.facts]);
-    if (lag.length > 0 && lag.every((r) => r.lag === 0)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await reader.stop();
-  await rt.close();
-  return out;
-};
-
-const percentile = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
-
-const noisy = (v: number[], seed: number): number[] => {
-  let s = seed;
-  const rand = () => {
-    s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return (s / 2_147_483_648 - 0.5) * 0.04;
-  };
-  const w = v.map((x) => x + rand());
-  const n = Math.hypot(...w);
-  return w.map((x) => x / n);
-};
 
 const base = await realFacts();
 const rows: string[][] = [];
 for (const size of SIZES) {
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
-  const { embedder, vectors } = rt.embeddings!;
-  const unique = await embedder.embed(base.map((b) => embeddingText(b.fact, b)));
-  const t0 = performance.now();
-  const channels = Math.ceil(size / base.length);
-  for (let c = 0; c < channels; c++) {
-    const channelId = `bench-${c}`;
-    const n = Math.min(base.length, size - c * base.length);
-    const sets: FactsExtracted[] = [];
-    const points: { messageId: string; points: FactVector[] }[] = [];
-    for (let i = 0; i < n; i++) {
-      const { fact: f, sourceText, contextText } = base[i]!;
-      const messageId = messageUuid('platform_a', channelId, String(i));
-      const fact = { ...f, factId: factUuid(messageId, f.memoryText) };
-      sets.push({
-        messageId,
-        platform: 'platform_a',
-        channelId,
-        sourceMessageId: String(i),
-        extractor: 'bench',
-        extractedAt: f.validAt,
-        facts: [fact],
-        sourceText,
-        contextText,
-      });
-      points.push({
-        messageId,
-        points: [
-          {
-            ...filterFields(sets[sets.length - 1]!, fact),
-            model: embedder.id,
-            vector: c === 0 ? unique[i]! : noisy(unique[i]!, c * 100_003 + i),
-          },
-        ],
-      });
-    }
-    await rt.documents.replaceFacts(sets);
-    await rt.keyword.replaceForMessages(sets.map((s) => ({ messageId: s.messageId, docs: toKeywordDocs(s) })));
-    await vectors.replaceForMessages(points);
-  }
-  await rt.database.refreshStatistics(); // as `atlas start` does at start and every 5 minutes
-  const loadSeconds = (performance.now() - t0) / 1000;
-  // What `atlas start` does after it listens: load the vector store's in-memory channel matrices.
-  const w0 = performance.now();
-  await vectors.warm?.();
-  const warmSeconds = (performance.now() - w0) / 1000;
+  const { embedder } = rt.embeddings!;
+  const unique = await embedBase(rt, base);
+  // The stores filled directly, then the vector store's in-memory channel matrices loaded (as `atlas start` does).
+  const { channels, loadSeconds, warmSeconds } = await fillFacts(rt, base, unique, size);
   const app = await buildApp(apiPorts(rt));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/search`;
@@ -170,12 +73,7 @@ for (const size of SIZES) {
   await baseline.close();
   await rt.close();
 }
-const head = ['facts', 'mode', 'scope', 'p50 ms', 'p95 ms', 'p99 ms', 'load s', 'warm-up s'];
-const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(line(head));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const r of rows) console.log(line(r));
+console.log(table(['facts', 'mode', 'scope', 'p50 ms', 'p95 ms', 'p99 ms', 'load s', 'warm-up s'], rows));
 console.log(
   `\n${QUERIES} queries per row over HTTP on loopback, one at a time; ${base.length} real facts copied into channels of that size.`,
 );

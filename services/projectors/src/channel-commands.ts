@@ -1,6 +1,7 @@
 import { AtlasError, type ChannelSettings, DEFAULT_CHANNEL_SETTINGS, type NewEvent, TOPICS } from '@atlas/core';
 import { groupOf, partitionForKey } from '@atlas/eventlog';
 import { activeProjectors, PROJECTORS, type Runtime } from './runtime.js';
+import { waitForGroups } from './sync/stage-wait.js';
 
 /**
  * A channel's settings as the documents projector last applied them (spec "Channel settings": sync_enabled,
@@ -72,6 +73,7 @@ export const awaitChannelPosition = async (
   }
 };
 
+/** waitForGroups (the sync stages' wait) with a deadline: STORE_UNAVAILABLE when the groups are not there by then. */
 const waitCommitted = async (
   rt: Runtime,
   groups: readonly string[],
@@ -80,23 +82,19 @@ const waitCommitted = async (
   deadline: number,
   pollMs: number,
 ): Promise<void> => {
-  let pending = [...groups];
-  while (pending.length > 0) {
-    const still: string[] = [];
-    for (const group of pending) {
-      const row = (await rt.eventLog.lag(group, [topic])).find((r) => r.partition === target.partition);
-      // Lag 0 also counts: on Kafka a transaction marker can hold the end offset one past the last committed event.
-      const done = (row?.committedOffset ?? 0) >= target.offset || row?.lag === 0;
-      if (!done) still.push(group);
-    }
-    pending = still;
-    if (pending.length === 0) return;
-    if (Date.now() > deadline)
-      throw new AtlasError(
-        'STORE_UNAVAILABLE',
-        `the projectors have not applied the channel command yet (${pending.join(', ')} behind on ${topic}); it stays in the log and is applied when they catch up`,
-        { retriable: true, details: { pending_groups: pending, topic } },
-      );
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
+  const caughtUp = await waitForGroups(
+    rt.eventLog,
+    groups,
+    topic,
+    target.partition,
+    target.offset,
+    new AbortController().signal,
+    { pollMs, timeoutMs: Math.max(0, deadline - Date.now()) },
+  );
+  if (!caughtUp)
+    throw new AtlasError(
+      'STORE_UNAVAILABLE',
+      `the projectors have not applied the channel command yet (behind on ${topic}); it stays in the log and is applied when they catch up`,
+      { retriable: true, details: { groups, topic } },
+    );
 };

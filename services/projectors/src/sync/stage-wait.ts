@@ -33,7 +33,8 @@ export const endOffset = async (eventLog: EventLog, group: string, topic: string
  * Waits until every consumer group in `groups` has consumed `topic`'s `partition` up to `target` (exclusive: the
  * group's committed offset reaches it, or its lag there is 0), polling every `pollMs`. Only what this job appended
  * matters, so a busy partition of other channels does not keep a job waiting. Resolves false after `timeoutMs`
- * (the projectors are not running or are stuck), true when caught up; rejects when `signal` aborts.
+ * (the projectors are not running or are stuck), true when caught up; rejects when `signal` aborts. Lag 0 counts as
+ * caught up: on Kafka a transaction marker can hold the end offset one past the last committed event.
  */
 export const waitForGroups = async (
   eventLog: EventLog,
