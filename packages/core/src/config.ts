@@ -86,6 +86,10 @@ const ConfigFields = z.object({
    * retracted), a five-field cron expression in UTC run beside the wiki scheduler; `off` disables it. Hourly by default.
    */
   RETENTION_CRON: z.string().default('17 * * * *'),
+  /** Where alerts are POSTed as JSON (spec "Alerts (operational)"); unset: alerts are log events only. */
+  ALERT_WEBHOOK_URL: z.string().url().optional(),
+  /** How often the API process checks its dependencies for alerts, ms. */
+  HEALTH_CHECK_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
   SEARCH_GRAPH_EXPANSION: bool.default(false),
   QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),

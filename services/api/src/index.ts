@@ -1,3 +1,4 @@
+export * from './alerts.js';
 export * from './app.js';
 export * from './ask/engine.js';
 export * from './ask/llm.js';

@@ -1,4 +1,4 @@
-import { buildApp } from '@atlas/api';
+import { buildApp, HealthMonitor } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import {
@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { acquireLock } from '../lock.js';
 import {
   apiPorts,
+  healthChecks,
   openRuntime,
   PROJECTOR_NAMES,
   projectorLag,
@@ -102,6 +103,15 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
         })
       : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    // Alerts (spec "Alerts (operational)"): the API process watches its dependencies' health and alerts on changes.
+    const monitor = app
+      ? new HealthMonitor(healthChecks(rt), {
+          log: app.log,
+          webhookUrl: cfg.ALERT_WEBHOOK_URL,
+          intervalMs: cfg.HEALTH_CHECK_INTERVAL_MS,
+        })
+      : null;
+    monitor?.start();
     // PGlite has no autovacuum: refresh the planner's statistics now and every 5 minutes as the stores grow.
     if (rt.database.kind === 'pglite') {
       const db = rt.database;
@@ -129,6 +139,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       stopping = true;
       scheduler?.stop();
       retention?.stop();
+      monitor?.stop();
       syncScheduler?.stop();
       await app?.close();
       await syncWorker?.stop();
