@@ -60,6 +60,7 @@ import {
   WikiStore,
 } from '@atlas/stores';
 import { completionSummarizer, type WikiPage, type WikiStructure } from '@atlas/wiki';
+import { pino } from 'pino';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
@@ -171,7 +172,11 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
     : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
   const wiki = new WikiStore<WikiPage, WikiStructure>(db);
   const ask = new AskStore(db);
-  const llm = llmChainsFromConfig(cfg);
+  // Breaker openings and closings are info log entries (spec "Alerts (operational)"), JSON lines on stderr (pino).
+  const breakerLog = pino({ level: cfg.LOG_LEVEL, base: { component: 'breaker' } }, pino.destination(2));
+  const llm = llmChainsFromConfig(cfg, {
+    info: (obj, msg) => (typeof obj === 'string' ? breakerLog.info(obj) : breakerLog.info(obj, msg)),
+  });
   const documents = new KyselyDocumentStore(db);
   return {
     cfg,
