@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig, type MessageIngested, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
@@ -7,25 +6,14 @@ import { openRuntime, type Runtime, startProjectors, waitForProjectors } from '@
 import { ElasticsearchKeywordIndex } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPlan } from '../services/cli/src/commands/import.js';
+import { storeProfiles } from '../services/projectors/src/profiles.test-support.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../shared/data/slack-olake/export');
 const EDITED_TEXT =
   'We decided to move the Kafka connector checkpoints to Apache Flink next sprint, and Priya will own the migration.';
 
 /** The embedded stores; with the servers listed, the graph on Neo4j and the keyword index on Elasticsearch too. */
-const profiles: { name: string; env: Record<string, string> }[] = [{ name: 'embedded', env: {} }];
-const neo4j = process.env.ATLAS_TEST_NEO4J_URL;
-const es = process.env.ATLAS_TEST_ELASTICSEARCH_URL;
-if (neo4j || es) {
-  const run = randomUUID().slice(0, 8);
-  profiles.push({
-    name: [neo4j && 'neo4j', es && 'elasticsearch'].filter(Boolean).join(' + '),
-    env: {
-      ...(neo4j ? { NEO4J_URL: neo4j, NEO4J_NAMESPACE: `edits-${run}` } : {}),
-      ...(es ? { ELASTICSEARCH_URL: es, ELASTICSEARCH_INDEX: `atlas-edits-${run}` } : {}),
-    },
-  });
-}
+const profiles = storeProfiles('edits');
 
 /**
  * Issue 8 "Edits, deletes": over the real olake export, an edited message (MessageIngested with new content) replaces

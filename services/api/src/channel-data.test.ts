@@ -16,24 +16,13 @@ import {
   startProjectors,
   waitForProjectors,
 } from '../../cli/src/runtime.js';
+import { storeProfiles } from '../../projectors/src/profiles.test-support.js';
 import { buildApp } from './app.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 
 /** The embedded stores; with the servers listed, the graph on Neo4j and the keyword index on Elasticsearch too. */
-const profiles: { name: string; env: Record<string, string> }[] = [{ name: 'embedded', env: {} }];
-const neo4j = process.env.ATLAS_TEST_NEO4J_URL;
-const es = process.env.ATLAS_TEST_ELASTICSEARCH_URL;
-if (neo4j || es) {
-  const run = randomUUID().slice(0, 8);
-  profiles.push({
-    name: [neo4j && 'neo4j', es && 'elasticsearch'].filter(Boolean).join(' + '),
-    env: {
-      ...(neo4j ? { NEO4J_URL: neo4j, NEO4J_NAMESPACE: `channel-data-${run}` } : {}),
-      ...(es ? { ELASTICSEARCH_URL: es, ELASTICSEARCH_INDEX: `atlas-channel-data-${run}` } : {}),
-    },
-  });
-}
+const profiles = storeProfiles('channel-data');
 // The event log on Kafka when listed: offsets there count transaction markers too, which the routes' wait must pass.
 if (process.env.ATLAS_TEST_KAFKA_BROKERS) {
   profiles.push({
