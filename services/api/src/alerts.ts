@@ -85,7 +85,7 @@ export class HealthMonitor {
   private async check(): Promise<Alert[]> {
     const timeoutMs = this.opts.timeoutMs ?? 5_000;
     const results = await Promise.all(
-      this.checks.map(async (c) => [c.name, await within(c.check(), timeoutMs)] as const),
+      this.checks.map(async (c) => [c.name, await probeHealth(() => c.check(), timeoutMs)] as const),
     );
     const at = (this.opts.now?.() ?? new Date()).toISOString();
     const alerts: Alert[] = [];
@@ -138,12 +138,15 @@ export class HealthMonitor {
   }
 }
 
-/** A check's status, or `failing` when it throws or takes longer than `ms`. */
-const within = async (p: Promise<DependencyStatus>, ms: number): Promise<DependencyStatus> => {
+/**
+ * A health check's status, or `failing` when it throws or takes longer than `ms` (GET /api/health, GET
+ * /api/stats/health and the monitor all probe through it).
+ */
+export const probeHealth = async (check: () => Promise<DependencyStatus>, ms: number): Promise<DependencyStatus> => {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      p,
+      check(),
       new Promise<DependencyStatus>((resolve) => {
         timer = setTimeout(() => resolve('failing'), ms);
       }),

@@ -1,23 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { probeHealth } from '../alerts.js';
 import type { ApiPorts, DependencyStatus } from '../ports.js';
 
 const TIMEOUT_MS = 5000;
 
-const probe = async (check: () => Promise<DependencyStatus>): Promise<DependencyStatus> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      check(),
-      new Promise<DependencyStatus>((resolve) => {
-        timer = setTimeout(() => resolve('failing'), TIMEOUT_MS);
-      }),
-    ]);
-  } catch {
-    return 'failing';
-  } finally {
-    clearTimeout(timer);
-  }
-};
+const probe = (check: () => Promise<DependencyStatus>) => probeHealth(check, TIMEOUT_MS);
 
 /** The components of GET /api/stats/health (spec "Health (stats)") and the health checks that answer for them. */
 const STATS_COMPONENTS = ['vector_store', 'document_store', 'graph_store', 'llm_provider'] as const;
