@@ -59,8 +59,8 @@ import {
   readAskStream,
   retrievalQuery,
 } from '@atlas/api';
-import { loadConfig, type NewEvent, TOPICS } from '@atlas/core';
-import { openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import { loadConfig } from '@atlas/core';
+import { openRuntime, type Runtime } from '@atlas/projectors';
 import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
 import type { FastifyInstance } from 'fastify';
 import {
@@ -70,7 +70,7 @@ import {
 } from '../packages/providers/src/llm/fake-openai-server.test-support.js';
 import { apiPorts } from '../services/cli/src/runtime.js';
 import { type BaseFact, DATA, embedBase, fillFacts, percentile, realFacts, table } from './bench/fill.js';
-import { loadLocomo } from './bench/locomo.js';
+import { ingestLocomo, loadLocomo } from './bench/locomo.js';
 import { LOCOMO_CATEGORY, locomoF1 } from './bench/locomo-f1.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000')
@@ -324,15 +324,8 @@ const locomo = async () => {
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', DATABASE_URL: '', KAFKA_BROKERS: '' }));
   try {
     await timed('LoCoMo ingest (projectors)', async () => {
-      const events: NewEvent[] = [
-        ...set.channels.map((c): NewEvent => ({ type: 'ChannelDiscovered', key: c.channelId, data: c })),
-        ...set.messages.map((m): NewEvent => ({ type: 'MessageIngested', key: m.channelId, data: m })),
-      ];
-      await rt.eventLog.append(TOPICS.messages, events);
-      const subs = await startProjectors(rt);
-      await waitForProjectors(rt);
+      const subs = await ingestLocomo(rt, set);
       await Promise.all(subs.map((s) => s.stop()));
-      await rt.database.refreshStatistics();
     });
     const facts = (await rt.documents.counts()).facts;
     locomoNote = `${set.channels.length} conversations, ${set.messages.length} messages, ${facts} facts; ${questions.length} questions of categories 1-4 asked (mode quick, extractive)`;

@@ -7,12 +7,12 @@
  */
 import path from 'node:path';
 import { graphExpansion, searchMemories } from '@atlas/api';
-import { loadConfig, type NewEvent, TOPICS } from '@atlas/core';
+import { loadConfig } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
-import { openRuntime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import { openRuntime } from '@atlas/projectors';
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
-import { type LocomoQuestion, loadLocomo, score } from './bench/locomo.js';
+import { ingestLocomo, type LocomoQuestion, loadLocomo, score } from './bench/locomo.js';
 
 const FILE = path.resolve(import.meta.dirname, '../../shared/data/locomo/locomo-dev.json');
 const set = loadLocomo(FILE);
@@ -63,14 +63,7 @@ const rt = await openRuntime(
     QUALITY_THRESHOLD: process.env.QUALITY_THRESHOLD,
   }),
 );
-const events: NewEvent[] = [
-  ...set.channels.map((c): NewEvent => ({ type: 'ChannelDiscovered', key: c.channelId, data: c })),
-  ...set.messages.map((m): NewEvent => ({ type: 'MessageIngested', key: m.channelId, data: m })),
-];
-await rt.eventLog.append(TOPICS.messages, events);
-const subs = await startProjectors(rt);
-await waitForProjectors(rt);
-await rt.database.refreshStatistics();
+const subs = await ingestLocomo(rt, set);
 const ingestSeconds = (performance.now() - t0) / 1000;
 const facts = (await rt.documents.counts()).facts;
 const graphSize = await rt.graph.counts();
