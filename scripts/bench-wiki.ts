@@ -92,6 +92,7 @@ const fullWall = performance.now() - full2Start;
 const notRun = (r: Row): WikiGenerateResult => ({
   ...r.full!,
   pagesRebuilt: 0,
+  renumberedPageIds: [],
   rebuiltBecause: { touched: 0, moved: 0, stale: 0 },
   phasesMs: { read: 0, cluster: 0, render: 0, save: 0 },
   durationMs: 0,
@@ -111,6 +112,7 @@ const fmt = (r: {
   fullMs: number;
   incrMs: number;
   rebuilt: number;
+  renumbered: number;
   because: { touched: number; moved: number; stale: number };
   verified: number;
   total: number;
@@ -126,7 +128,7 @@ const fmt = (r: {
   String(Math.round(r.fullMs)),
   String(Math.round(r.incrMs)),
   r.incrMs > 0 ? (r.fullMs / r.incrMs).toFixed(1) : '-',
-  `${r.rebuilt}/${r.pages} (${r.because.touched}+${r.because.moved}+${r.because.stale})`,
+  `${r.rebuilt}/${r.pages} (${r.because.touched}+${r.because.moved - r.renumbered}+${r.because.stale}), ${r.renumbered}`,
   `${r.verified}/${r.total}`,
   r.rssMb.toFixed(1),
   r.heapMb.toFixed(1),
@@ -143,6 +145,7 @@ const lines = busiest.map((r) =>
     fullMs: r.full.durationMs,
     incrMs: r.incr.durationMs,
     rebuilt: r.incr.pagesRebuilt,
+    renumbered: r.incr.renumberedPageIds.length,
     because: r.incr.rebuiltBecause,
     verified: r.incr.citations.verified,
     total: r.incr.citations.total,
@@ -169,6 +172,7 @@ lines.push(
     fullMs: sum((r) => r.full.durationMs),
     incrMs: sum((r) => r.incr.durationMs),
     rebuilt: sum((r) => r.incr.pagesRebuilt),
+    renumbered: sum((r) => r.incr.renumberedPageIds.length),
     because: {
       touched: sum((r) => r.incr.rebuiltBecause.touched),
       moved: sum((r) => r.incr.rebuiltBecause.moved),
@@ -190,7 +194,7 @@ const head = [
   'full ms',
   'incr ms',
   'full/incr',
-  'rebuilt incr (touched+moved+stale)',
+  'rendered incr (touched+moved+stale), renumbered',
   'citations ok',
   'full ΔRSS MB',
   'full Δheap MB',

@@ -62,24 +62,25 @@ describe('cachedWikiSink', () => {
 
   it('serves what this process wrote without reading it back, and agrees with the store', async () => {
     const sink = cachedWikiSink(counting);
-    await sink.replaceClusters('C1', [cluster('a', ['f1']), cluster('b', ['f2'])]);
     await sink.savePages(
       'C1',
       { structure, pages: [page('overview', 'v1')] },
       {
         ...meta,
         sources: { replace: true, upsert: [fact('f1', 'd1'), fact('f2', 'd2')], remove: [] },
+        clusters: { replace: true, clusters: [cluster('a', ['f1']), cluster('b', ['f2'])] },
       },
     );
     expect((await sink.currentVersion('C1'))?.version_number).toBe(1);
     // An incremental run: clusters and sources updated.
-    await sink.updateClusters!('C1', [cluster('a', ['f1', 'f3'])], ['b']);
+    await sink.clusters('C1');
     await sink.savePages(
       'C1',
       { structure, pages: [page('overview', 'v2')] },
       {
         ...meta,
         sources: { replace: false, upsert: [fact('f3', 'd3')], remove: [{ kind: 'fact', id: 'f2' }] },
+        clusters: { replace: false, changed: [cluster('a', ['f1', 'f3'])], removedIds: ['b'] },
       },
     );
     expect((await sink.currentVersion('C1'))?.version_number).toBe(2);

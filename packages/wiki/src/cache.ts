@@ -13,16 +13,14 @@ interface Entry {
 /**
  * A WikiSink that keeps, per channel, the sources, clusters and pages of the current version in memory, so that a
  * long-lived process (the wiki scheduler) does not read them back from the store on its next incremental run.
- * Writes go to the store first and then update the cached copy (savePages: the pages and the sources update;
- * updateClusters / replaceClusters: the clusters). Entries are tied to a version number: when the store's current
+ * Writes go to the store first and then update the cached copy (savePages: the pages, the sources and the
+ * clusters saved with them). Entries are tied to a version number: when the store's current
  * version (currentVersion, read at the start of every run) is not the cached one, another process generated the
  * channel meanwhile, and the entry is dropped. Everything else passes through. Not for several processes writing
  * without reading currentVersion first.
  */
 export function cachedWikiSink<S extends WikiSink>(sink: S): S {
   const cache = new Map<string, Entry>();
-  // Clusters written by the run in progress, held until its savePages makes them the new version's.
-  const pendingClusters = new Map<string, TopicCluster[]>();
   const cached = async <K extends 'sources' | 'clusters' | 'pages'>(
     channelId: string,
     key: K,
@@ -48,33 +46,18 @@ export function cachedWikiSink<S extends WikiSink>(sink: S): S {
     sources: (channelId: string) => cached(channelId, 'sources', () => sink.sources(channelId)),
     clusters: (channelId: string) => cached(channelId, 'clusters', () => sink.clusters(channelId)),
     pages: (channelId: string) => cached(channelId, 'pages', () => sink.pages(channelId)),
-    async replaceClusters(channelId: string, clusters: readonly TopicCluster[]) {
-      await sink.replaceClusters(channelId, clusters);
-      pendingClusters.set(channelId, [...clusters]);
-    },
-    async updateClusters(channelId: string, changed: readonly TopicCluster[], removedIds: readonly string[]) {
-      if (!sink.updateClusters) throw new Error('the wrapped wiki sink has no updateClusters');
-      await sink.updateClusters(channelId, changed, removedIds);
-      const before = cache.get(channelId)?.clusters;
-      if (!before) {
-        pendingClusters.delete(channelId);
-        return;
-      }
-      const removed = new Set(removedIds);
-      const byId = new Map(before.filter((c) => !removed.has(c.id)).map((c) => [c.id, c]));
-      for (const c of changed) byId.set(c.id, c);
-      pendingClusters.set(
-        channelId,
-        [...byId.values()].sort((a, b) => a.id.localeCompare(b.id)),
-      );
-    },
     async savePages(...[channelId, wiki, meta]: Parameters<WikiSink['savePages']>) {
       const before = cache.get(channelId);
       const result = await sink.savePages(channelId, wiki, meta);
       const next: Entry = { version: result.version_number, pages: [...wiki.pages] };
-      const clusters = pendingClusters.get(channelId);
-      pendingClusters.delete(channelId);
-      if (clusters) next.clusters = clusters;
+      const w = meta.clusters;
+      if (w?.replace) next.clusters = [...w.clusters];
+      else if (w && before?.clusters) {
+        const removed = new Set(w.removedIds);
+        const byId = new Map(before.clusters.filter((c) => !removed.has(c.id)).map((c) => [c.id, c]));
+        for (const c of w.changed) byId.set(c.id, c);
+        next.clusters = [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+      }
       if (meta.sources) {
         const base = meta.sources.replace ? [] : before?.sources;
         if (base) {

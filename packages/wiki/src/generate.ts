@@ -28,6 +28,7 @@ import {
 } from './clusters.js';
 import {
   checkWikiCitations,
+  citationsHold,
   renderPages,
   type WikiDecision,
   type WikiPage,
@@ -83,9 +84,6 @@ export interface WikiGraphSource {
 /** The wiki store as the generator uses it (structurally WikiStore<WikiPage, WikiStructure>). */
 export interface WikiSink {
   clusters(channelId: string): Promise<TopicCluster[]>;
-  replaceClusters(channelId: string, clusters: readonly TopicCluster[]): Promise<void>;
-  /** Optional (WikiStore.updateClusters): upserts the changed clusters, deletes the removed ones. */
-  updateClusters?(channelId: string, changed: readonly TopicCluster[], removedIds: readonly string[]): Promise<void>;
   pages(channelId: string): Promise<WikiPage[]>;
   savePages(
     channelId: string,
@@ -99,10 +97,19 @@ export interface WikiSink {
       sources?: { replace: boolean; upsert: readonly SourceRow[]; remove: readonly { kind: string; id: string }[] };
       sourceFingerprint?: string;
       unchangedPageIds?: readonly string[];
+      /** The version's clusters, saved with its pages (WikiSaveMeta.clusters): all of them, or the changes. */
+      clusters?:
+        | { replace: true; clusters: readonly TopicCluster[] }
+        | { replace: false; changed: readonly TopicCluster[]; removedIds: readonly string[] };
     },
   ): Promise<{ version_number: number }>;
   /** Optional (WikiStore.staleSeq): read when a run starts and passed to savePages, so new facts keep it stale. */
   staleSeq?(channelId: string): Promise<number>;
+  /**
+   * Optional (WikiStore.beginGeneration): sets is_generating and returns staleSeq in one call, when a run starts.
+   * savePages then clears is_generating (a run that saves nothing calls setGenerating(false)).
+   */
+  beginGeneration?(channelId: string): Promise<number>;
   /** Optional (WikiStore.clearStale): an unchanged channel's wiki is fresh (unless marked again since staleSeq). */
   clearStale?(channelId: string, staleSeq: number): Promise<void>;
   setGenerating(channelId: string, generating: boolean): Promise<void>;
@@ -204,6 +211,11 @@ export interface WikiGenerateResult {
    * cited message was edited so its stored citations no longer verify).
    */
   rebuiltBecause: { touched: number; moved: number; stale: number };
+  /**
+   * Pages of `moved` that were not rendered: only renumbered (same title and slug, no sub-topics), the stored page
+   * stands in with its new section number (a new revision; pagesKept does not count them).
+   */
+  renumberedPageIds: string[];
   /** Wall time per phase, ms: read the stores, cluster, render + check citations, save. */
   phasesMs: { read: number; cluster: number; render: number; save: number };
   /** Wall time of the whole run, ms. */
@@ -248,7 +260,9 @@ export async function generateChannelWiki(
 ): Promise<WikiGenerateResult> {
   const started = performance.now();
   const now = opts.now ?? new Date();
-  const staleSeq = await deps.wiki.staleSeq?.(channelId);
+  // is_generating is set from the start when the sink can do it with the stale_seq read (one statement).
+  const begun = deps.wiki.beginGeneration !== undefined;
+  const staleSeq = begun ? await deps.wiki.beginGeneration!(channelId) : await deps.wiki.staleSeq?.(channelId);
   const [digests, graph, current] = await Promise.all([
     deps.wiki.sourceDigests(channelId),
     readGraph(deps.graph, channelId),
@@ -261,13 +275,15 @@ export async function generateChannelWiki(
     const unchanged = await unchangedResult(deps.wiki, channelId, current);
     if (unchanged) {
       if (staleSeq !== undefined) await deps.wiki.clearStale?.(channelId, staleSeq);
+      if (begun) await deps.wiki.setGenerating(channelId, false);
       const ms = Math.round(performance.now() - started);
       return { ...unchanged, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
     }
   }
   const snap = indexSources(opts.mode === 'incremental' ? await deps.wiki.sources(channelId) : []);
   const delta = diffSources(digests, snap, graphRows);
-  await deps.wiki.setGenerating(channelId, true);
+  if (!begun) await deps.wiki.setGenerating(channelId, true);
+  let saved = false;
   try {
     const channel = digests.channel ?? { id: channelId, name: channelId, platform: '' };
     const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
@@ -373,6 +389,8 @@ export async function generateChannelWiki(
     const changedPermalinks = new Set(
       [...delta.changedMessages].flatMap((id) => messages.get(id)?.permalink ?? snap.messages.get(id)?.permalink ?? []),
     );
+    const replaced = new Set<string>();
+    const messagesByPermalink = new Map([...messages.values()].map((m) => [m.permalink, m]));
     const keep = (place: WikiPagePlace): WikiPage | null => {
       const old = storedById.get(place.id);
       const untouched =
@@ -380,10 +398,22 @@ export async function generateChannelWiki(
           ? !(factsChanged && FACT_DEPENDENT_FIXED_PAGES.includes(place.id)) && !delta.changedGraph.has(place.id)
           : place.cluster_id !== null && !touched.has(place.cluster_id);
       if (!old || !untouched) reasons.touched++;
-      else if (!keepable(old, place)) reasons.moved++;
-      // A source message edited since: the stored excerpts may no longer verify, so the page is re-rendered.
-      else if (old.citations.some((c) => changedPermalinks.has(c.permalink))) reasons.stale++;
-      else return old;
+      // A source message edited since, or a user's name that became known since (mentions render differently): the
+      // stored excerpts may no longer verify, so the page is re-rendered.
+      else if (
+        old.citations.some((c) => changedPermalinks.has(c.permalink)) ||
+        !citationsHold(old, messagesByPermalink, { userNames })
+      )
+        reasons.stale++;
+      else if (!keepable(old, place)) {
+        reasons.moved++;
+        // Only renumbered (same title and slug, no children: its content names no section number): the stored page
+        // with its new number stands in; its content is unchanged, but it is a new revision.
+        if (old.slug === place.slug && old.title === place.title && !old.children.length && !place.children.length) {
+          replaced.add(place.id);
+          return { ...old, section_number: place.section_number, parent_id: place.parent_id };
+        }
+      } else return old;
       return null;
     };
     const rendered = renderPages(input, mode === 'incremental' ? keep : undefined);
@@ -413,8 +443,10 @@ export async function generateChannelWiki(
     const stats = clusterStats(clusters, mode === 'full' ? fvs.length : clustered);
     const tRender = performance.now();
     const durationMs = Math.round(performance.now() - started);
-    if (mode === 'incremental' && deps.wiki.updateClusters) {
-      // Only the clusters that changed are written (an untouched cluster is the stored one, unchanged).
+    // The clusters are saved with the pages (one transaction). Incremental: only the clusters that changed (an
+    // untouched cluster is the stored one, unchanged).
+    let clusterWrite: NonNullable<Parameters<WikiSink['savePages']>[2]['clusters']>;
+    if (mode === 'incremental') {
       const storedById = new Map(stored.map((c) => [c.id, c]));
       const same = (a: TopicCluster, b: TopicCluster) =>
         a.coherence === b.coherence &&
@@ -426,12 +458,8 @@ export async function generateChannelWiki(
         return !old || touched.has(c.id) || !same(old, c);
       });
       const ids = new Set(clusters.map((c) => c.id));
-      await deps.wiki.updateClusters(
-        channelId,
-        changed,
-        stored.filter((c) => !ids.has(c.id)).map((c) => c.id),
-      );
-    } else await deps.wiki.replaceClusters(channelId, clusters);
+      clusterWrite = { replace: false, changed, removedIds: stored.filter((c) => !ids.has(c.id)).map((c) => c.id) };
+    } else clusterWrite = { replace: true, clusters };
     const renderedIds = new Set(rebuilt);
     // Fact rows carry the excerpt the render used: rows of new or changed facts, and of facts whose excerpt is new.
     const factRows = new Map(
@@ -458,7 +486,8 @@ export async function generateChannelWiki(
         durationMs,
         sources: { ...sourceUpdate, upsert },
         sourceFingerprint: fingerprint,
-        unchangedPageIds: pages.filter((p) => !renderedIds.has(p.id)).map((p) => p.id),
+        unchangedPageIds: pages.filter((p) => !renderedIds.has(p.id) && !replaced.has(p.id)).map((p) => p.id),
+        clusters: clusterWrite,
         ...(staleSeq === undefined ? {} : { staleSeq }),
         metadata: {
           mode,
@@ -466,7 +495,8 @@ export async function generateChannelWiki(
           facts_with_vectors: mode === 'full' ? fvs.length : clustered,
           clusters: clusters.length,
           pages_rebuilt: rebuilt.length,
-          pages_kept: pages.length - rebuilt.length,
+          pages_kept: pages.length - rebuilt.length - replaced.size,
+          pages_renumbered: replaced.size,
           citations,
           graph_available: people !== null && decisions !== null,
           stats,
@@ -474,11 +504,12 @@ export async function generateChannelWiki(
         },
       },
     );
+    saved = true;
     return {
       mode,
       version: version.version_number,
       pagesRebuilt: rebuilt.length,
-      pagesKept: pages.length - rebuilt.length,
+      pagesKept: pages.length - rebuilt.length - replaced.size,
       rebuiltPageIds: rebuilt,
       pages: pages.length,
       facts: facts.length,
@@ -490,6 +521,7 @@ export async function generateChannelWiki(
       graphAvailable: people !== null && decisions !== null,
       ...(summaries ? { summaries } : {}),
       rebuiltBecause: reasons,
+      renumberedPageIds: [...replaced],
       phasesMs: {
         read: Math.round(tRead - started),
         cluster: Math.round(tCluster - tRead),
@@ -499,7 +531,8 @@ export async function generateChannelWiki(
       durationMs: Math.round(performance.now() - started),
     };
   } finally {
-    await deps.wiki.setGenerating(channelId, false);
+    // savePages cleared is_generating; a run that failed before or in it clears it here.
+    if (!saved) await deps.wiki.setGenerating(channelId, false);
   }
 }
 
@@ -595,12 +628,25 @@ interface SourceIndex {
   graph: Map<string, string>;
 }
 
+/**
+ * A stored fact row's body split into the fact and its excerpt, memoised per body object: the generator's cached
+ * sources hand the same bodies to run after run, and the same fact object lets the render reuse its memoised tokens
+ * and citation (render.ts CITED).
+ */
+const FACT_BODIES = new WeakMap<object, { fact: WikiFact; excerpt: string | null | undefined }>();
+
 function indexSources(rows: readonly SourceRow[]): SourceIndex {
   const out: SourceIndex = { facts: new Map(), messages: new Map(), graph: new Map() };
   for (const r of rows) {
     if (r.kind === 'fact') {
-      const { excerpt, ...fact } = r.body as WikiFact & { excerpt?: string | null };
-      out.facts.set(r.id, { digest: r.digest, fact, excerpt });
+      const body = r.body as WikiFact & { excerpt?: string | null };
+      let split = FACT_BODIES.get(body);
+      if (!split) {
+        const { excerpt, ...fact } = body;
+        split = { fact, excerpt };
+        FACT_BODIES.set(body, split);
+      }
+      out.facts.set(r.id, { digest: r.digest, fact: split.fact, excerpt: split.excerpt });
     } else if (r.kind === 'message') {
       const message = r.body as SourceMessage;
       out.messages.set(r.id, { digest: r.digest, message, permalink: message.permalink });
@@ -775,6 +821,7 @@ async function unchangedResult(
     citations: m.citations,
     graphAvailable: m.graph_available ?? true,
     rebuiltBecause: { touched: 0, moved: 0, stale: 0 },
+    renumberedPageIds: [],
     phasesMs: { read: 0, cluster: 0, render: 0, save: 0 },
   };
 }

@@ -12,6 +12,7 @@ import { toWikiFact } from './generate.js';
 import {
   checkWikiCitations,
   citationMarkers,
+  citationsHold,
   FIXED_PAGES,
   GRAPH_UNAVAILABLE_NOTICE,
   type RenderInput,
@@ -462,5 +463,24 @@ describe('renderChannelWiki (handcrafted)', () => {
     expect(page.summary).toMatch(/^Covers Compaction and Retention, mostly from Bob\. .+ \[1\]\.$/);
     expect(page.content.split('\n')[2]).toBe(page.summary);
     expect(checkWikiCitations([page], new Map(ms.map((m) => [m.id, m]))).verified).toBe(page.citations.length);
+  });
+});
+
+describe('citationsHold (a stored page kept by an incremental run)', () => {
+  it('holds while message and user names are unchanged, fails once a mentioned user gets a name, and when the message is gone', () => {
+    const m = sourceMessage('1700000000.000100', 3, 'I pinged <@U07FP7QJ0> about the logs frontend yesterday');
+    const fact = wikiFact('f1', m, 'Someone pinged a user about the logs frontend', ['logs']);
+    const before = new Map<string, string>();
+    const c = citationFor(1, fact, m, { userNames: before });
+    expect(c?.text_excerpt).toContain('@U07FP7QJ0');
+    const page = { citations: [c!] };
+    const byPermalink = new Map([[m.permalink, m]]);
+    expect(citationsHold(page, byPermalink, { userNames: before })).toBe(true);
+    // Memoised: a second check with an equal (new) map gives the same answer.
+    expect(citationsHold(page, byPermalink, { userNames: new Map() })).toBe(true);
+    // The user posted since: mentions now render as @martinklepsch, so the stored excerpt no longer verifies.
+    const after = new Map([['U07FP7QJ0', 'martinklepsch']]);
+    expect(citationsHold(page, byPermalink, { userNames: after })).toBe(false);
+    expect(citationsHold(page, new Map(), { userNames: before })).toBe(false);
   });
 });

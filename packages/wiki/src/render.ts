@@ -7,6 +7,7 @@
  * citationFor from the fact's source message and checked by verifyCitation before the claim is written;
  * a claim that cannot be cited is left out, never shown uncited.
  */
+import { createHash } from 'node:crypto';
 import {
   type CitationOptions,
   citationFor,
@@ -127,6 +128,47 @@ export function citationMarkers(content: string): string[] {
   return seen;
 }
 
+/**
+ * A short key of a user-name map's content (the map is new on every run: identity does not tell two equal maps apart),
+ * memoised per map object. Citations render mentions through it, so a memoised citation is only reused under equal names.
+ */
+const NAMES_KEYS = new WeakMap<ReadonlyMap<string, string>, string>();
+function namesKey(names: ReadonlyMap<string, string> | undefined): string {
+  if (!names) return '';
+  let k = NAMES_KEYS.get(names);
+  if (k === undefined) {
+    const h = createHash('sha1');
+    for (const [id, name] of [...names].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)))
+      h.update(`${id}\u0000${name}\u0001`);
+    k = h.digest('hex');
+    NAMES_KEYS.set(names, k);
+  }
+  return k;
+}
+
+/**
+ * Citations across runs, per fact object: the citation (or null) built for it against `msg` under user names `names`
+ * (namesKey). Facts and messages are immutable under their objects, and a long-lived generator hands the same objects
+ * to run after run (its cached sources), so an incremental run builds and verifies only the citations of facts or
+ * messages that are new or changed; a new object (a changed fact or message, another process) misses.
+ */
+const CITED = new WeakMap<
+  WikiFact,
+  { msg: SourceMessage; names: string; citation: WikiCitation | null; excerpt: string | null }
+>();
+
+/** Citations verified against a message object under user names (namesKey), per citation object (see CITED). */
+const VERIFIED = new WeakMap<WikiCitation, { msg: SourceMessage; names: string }>();
+
+/** verifyCitation, memoised per (citation object, message object, user names) when it passed. */
+function verifiedCitation(c: WikiCitation, msg: SourceMessage, opts: CitationOptions, names: string): boolean {
+  const seen = VERIFIED.get(c);
+  if (seen && seen.msg === msg && seen.names === names) return true;
+  const ok = verifyCitation(c, msg, opts);
+  if (ok) VERIFIED.set(c, { msg, names });
+  return ok;
+}
+
 /** Shared per-render context. */
 class Context {
   readonly opts: CitationOptions;
@@ -134,18 +176,34 @@ class Context {
   private readonly cited = new Map<string, WikiCitation | null>();
   /** Fact id → the excerpt used (or null): what renderPages hands back for the next run's `excerpts`. */
   readonly excerpts = new Map<string, string | null>();
+  private readonly names: string;
   constructor(readonly input: RenderInput) {
     this.opts = input.user_names ? { userNames: input.user_names } : {};
+    this.names = namesKey(input.user_names);
   }
-  /** The fact's verified citation (numbered `[1]`; the page renumbers it), or null when it cannot be cited. */
+  /**
+   * The fact's verified citation (numbered `[1]`; the page renumbers it), or null when it cannot be cited. Reuses
+   * the citation of an earlier run for the same fact and message objects under the same user names (CITED).
+   */
   citation(fact: WikiFact): WikiCitation | null {
     let c = this.cited.get(fact.id);
     if (c === undefined) {
       const msg = this.input.messages.get(fact.source_message_id);
-      const known = this.input.excerpts?.get(fact.id);
-      const built = msg ? citationFor(1, fact, msg, this.opts, known) : null;
-      c = msg && built && verifyCitation(built, msg, this.opts) ? built : null;
-      if (msg) this.excerpts.set(fact.id, built?.text_excerpt ?? null);
+      const memo = msg ? CITED.get(fact) : undefined;
+      if (msg && memo && memo.msg === msg && memo.names === this.names) {
+        c = memo.citation;
+        this.excerpts.set(fact.id, memo.excerpt);
+      } else {
+        const known = this.input.excerpts?.get(fact.id);
+        const built = msg ? citationFor(1, fact, msg, this.opts, known) : null;
+        c = msg && built && verifyCitation(built, msg, this.opts) ? built : null;
+        if (c && msg) VERIFIED.set(c, { msg, names: this.names });
+        if (msg) {
+          const excerpt = built?.text_excerpt ?? null;
+          this.excerpts.set(fact.id, excerpt);
+          CITED.set(fact, { msg, names: this.names, citation: c, excerpt });
+        }
+      }
       this.cited.set(fact.id, c);
     }
     return c;
@@ -192,9 +250,23 @@ class PageCitations {
   }
 }
 
-/** A fact's text for Markdown: one line, thread-reply context dropped, brackets escaped (no fake markers). */
+/** factText per memory_text (bounded: cleared past FACT_TEXT_MAX entries). */
+const FACT_TEXTS = new Map<string, string>();
+const FACT_TEXT_MAX = 50_000;
+
+/** A fact's text for Markdown: one line, thread-reply context dropped, brackets escaped (no fake markers). Memoised. */
 export function factText(fact: Pick<WikiFact, 'memory_text'>): string {
-  return renderMarkup(fact.memory_text)
+  let t = FACT_TEXTS.get(fact.memory_text);
+  if (t === undefined) {
+    if (FACT_TEXTS.size >= FACT_TEXT_MAX) FACT_TEXTS.clear();
+    t = markdownText(fact.memory_text);
+    FACT_TEXTS.set(fact.memory_text, t);
+  }
+  return t;
+}
+
+function markdownText(memoryText: string): string {
+  return renderMarkup(memoryText)
     .replace(/\s*\(in reply to [^:"()]{1,80}: ".*$/s, '')
     .replace(/\s+/g, ' ')
     .trim()
@@ -915,6 +987,36 @@ function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
 
 const DEFINITION = /\s+(is|are|means|refers|stands|lets|allows|provides|supports|enables|handles|stores|uses)\b/i;
 
+/**
+ * How a fact speaks of a glossary term: +0.3 when it defines it (`X is …`, DEFINITION), +0.1 when it names it (word
+ * bounded, any case). Memoised per fact object and term (facts are immutable under their objects).
+ */
+const TERM_SCORES = new WeakMap<WikiFact, Map<string, number>>();
+const TERM_PATTERNS = new Map<string, { named: RegExp; defines: RegExp }>();
+function termMatcher(display: string): (f: WikiFact) => number {
+  let re = TERM_PATTERNS.get(display);
+  if (!re) {
+    if (TERM_PATTERNS.size >= 10_000) TERM_PATTERNS.clear();
+    const esc = display.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    re = { named: new RegExp(`\\b${esc}\\b`, 'i'), defines: new RegExp(`\\b${esc}\\b${DEFINITION.source}`, 'i') };
+    TERM_PATTERNS.set(display, re);
+  }
+  const { named, defines } = re;
+  return (f) => {
+    let m = TERM_SCORES.get(f);
+    if (!m) {
+      m = new Map();
+      TERM_SCORES.set(f, m);
+    }
+    let v = m.get(display);
+    if (v === undefined) {
+      v = (defines.test(f.memory_text) ? 0.3 : 0) + (named.test(f.memory_text) ? 0.1 : 0);
+      m.set(display, v);
+    }
+    return v;
+  };
+}
+
 function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
   const { now } = ctx.input;
   const cites = new PageCitations(ctx);
@@ -938,15 +1040,10 @@ function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage
   const entries: { display: string; line: string }[] = [];
   const drawn: WikiFact[] = [];
   for (const t of chosen) {
-    const esc = t.display.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const named = new RegExp(`\\b${esc}\\b`, 'i');
-    const defines = new RegExp(`\\b${esc}\\b${DEFINITION.source}`, 'i');
+    const term = termMatcher(t.display);
     const candidates = t.facts
       .filter((f) => ctx.canCite(f))
-      .map((f) => ({
-        f,
-        s: ctx.score(f) + (defines.test(f.memory_text) ? 0.3 : 0) + (named.test(f.memory_text) ? 0.1 : 0),
-      }))
+      .map((f) => ({ f, s: ctx.score(f) + term(f) }))
       .sort((a, b) => b.s - a.s || a.f.id.localeCompare(b.f.id));
     // A fact already defining another term is used again only when the term has no other.
     const best = (candidates.find((c) => !usedFacts.has(c.f.id)) ?? candidates[0])?.f;
@@ -968,8 +1065,23 @@ function glossaryPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage
   );
 }
 
-/** Monday (UTC) of the ISO week of a timestamp, as YYYY-MM-DD. */
+/** weekStart per UTC day (YYYY-MM-DD prefix of an ISO timestamp). */
+const WEEK_STARTS = new Map<string, string>();
+
+/** Monday (UTC) of the ISO week of a timestamp, as YYYY-MM-DD. Memoised per day for ISO 8601 UTC timestamps. */
 export function weekStart(ts: string): string {
+  const day = /^\d{4}-\d{2}-\d{2}T.*Z$/.test(ts) ? ts.slice(0, 10) : null;
+  const known = day ? WEEK_STARTS.get(day) : undefined;
+  if (known) return known;
+  const w = mondayOf(ts);
+  if (day) {
+    if (WEEK_STARTS.size >= 100_000) WEEK_STARTS.clear();
+    WEEK_STARTS.set(day, w);
+  }
+  return w;
+}
+
+function mondayOf(ts: string): string {
   const d = new Date(ts);
   const day = (d.getUTCDay() + 6) % 7;
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - day)).toISOString().slice(0, 10);
@@ -979,7 +1091,10 @@ function activityPage(ctx: Context, facts: WikiFact[], base: FixedBase): WikiPag
   const { messages, now } = ctx.input;
   const cites = new PageCitations(ctx);
   const weeks = new Map<string, number>();
-  for (const f of facts) weeks.set(weekStart(f.message_ts), (weeks.get(weekStart(f.message_ts)) ?? 0) + 1);
+  for (const f of facts) {
+    const w = weekStart(f.message_ts);
+    weeks.set(w, (weeks.get(w) ?? 0) + 1);
+  }
   const authors = new Map<string, { facts: number; messages: number }>();
   for (const f of facts) {
     const a = authors.get(f.author_name) ?? { facts: 0, messages: 0 };
@@ -1041,6 +1156,24 @@ function topicsPage(
 }
 
 /**
+ * Whether every citation of a stored page still verifies against its source message now (by permalink; a missing
+ * message fails), under `opts` (user names: a user whose name became known changes how mentions render, so an
+ * excerpt quoting `@U123` no longer verifies). Memoised per citation and message object (a kept page costs nothing
+ * when neither changed). The generator re-renders a page for which this is false.
+ */
+export function citationsHold(
+  page: Pick<WikiPage, 'citations'>,
+  byPermalink: ReadonlyMap<string, SourceMessage>,
+  opts: CitationOptions = {},
+): boolean {
+  const names = namesKey(opts.userNames);
+  return page.citations.every((c) => {
+    const msg = byPermalink.get(c.permalink);
+    return msg !== undefined && verifiedCitation(c, msg, opts, names);
+  });
+}
+
+/**
  * Checks the citations of rendered pages against the source messages: for each page, every marker used in
  * `content` and every listed citation counts once (`total`); it is `verified` when it is both used and
  * listed and verifyCitation passes against the message with that permalink. 100% means every `[n]`
@@ -1051,6 +1184,7 @@ export function checkWikiCitations(
   messages: ReadonlyMap<string, SourceMessage> | Iterable<SourceMessage>,
   opts: CitationOptions = {},
 ): { total: number; verified: number } {
+  const names = namesKey(opts.userNames);
   const byPermalink = new Map<string, SourceMessage>();
   const list = messages instanceof Map ? messages.values() : (messages as Iterable<SourceMessage>);
   for (const m of list) byPermalink.set(m.permalink, m);
@@ -1066,7 +1200,7 @@ export function checkWikiCitations(
       const cs = listed.get(id) ?? [];
       const c = cs[0];
       const msg = c ? byPermalink.get(c.permalink) : undefined;
-      if (used.has(id) && cs.length === 1 && c && msg && verifyCitation(c, msg, opts)) verified++;
+      if (used.has(id) && cs.length === 1 && c && msg && verifiedCitation(c, msg, opts, names)) verified++;
     }
   }
   return { total, verified };

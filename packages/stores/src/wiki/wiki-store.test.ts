@@ -219,6 +219,46 @@ for (const { name, open } of testDatabases()) {
       expect(v).toMatchObject({ version_number: 1, page_count: 1 });
     });
 
+    it('saves the clusters with the pages: all of them, then the changes; a refused save changes neither', async () => {
+      const ch = freshChannelId();
+      const s: Structure = { channel_id: ch, pages: [{ id: 'overview' }] };
+      const pages: Page[] = [{ id: 'overview', title: 'Overview', content: 'o' }];
+      const at = (d: number) => `2026-03-0${d}T00:00:00.000Z`;
+      await store.savePages(
+        ch,
+        { structure: s, pages },
+        {
+          generatedAt: at(1),
+          model: 'm',
+          clusters: { replace: true, clusters: [cluster(ch, 'a', ['f1']), cluster(ch, 'b', ['f2'])] },
+        },
+      );
+      const ids = async () => (await store.clusters(ch)).map((c) => [c.id, c.member_ids]);
+      expect(await ids()).toEqual([
+        ['a', ['f1']],
+        ['b', ['f2']],
+      ]);
+      await store.savePages(
+        ch,
+        { structure: s, pages },
+        {
+          generatedAt: at(2),
+          model: 'm',
+          clusters: { replace: false, changed: [cluster(ch, 'a', ['f1', 'f3'])], removedIds: ['b'] },
+        },
+      );
+      expect(await ids()).toEqual([['a', ['f1', 'f3']]]);
+      await store.deleteChannel(ch, at(4));
+      await expect(
+        store.savePages(
+          ch,
+          { structure: s, pages },
+          { generatedAt: at(3), model: 'm', clusters: { replace: true, clusters: [cluster(ch, 'z', ['f9'])] } },
+        ),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(await ids()).toEqual([]);
+    });
+
     it('truncates', async () => {
       const ch = freshChannelId();
       await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);

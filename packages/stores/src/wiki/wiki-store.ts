@@ -59,6 +59,14 @@ export interface WikiSaveMeta {
   /** The digest of all the version's sources (recorded in the state; currentVersion returns it). */
   sourceFingerprint?: string;
   /**
+   * The version's topic clusters, written in the same transaction as its pages (so a failed save changes neither):
+   * `replace` writes the channel's clusters as `clusters` (a full run); otherwise `changed` are upserted by id and
+   * `removedIds` deleted, the others left as stored (an incremental run).
+   */
+  clusters?:
+    | { replace: true; clusters: readonly StoredWikiCluster[] }
+    | { replace: false; changed: readonly StoredWikiCluster[]; removedIds: readonly string[] };
+  /**
    * Ids of pages passed unchanged from the channel's current pages (an incremental run's kept pages): their stored
    * hash is reused instead of hashing them again.
    */
@@ -200,19 +208,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** Replaces all of the channel's clusters with `clusters` (an empty list removes them). */
   async replaceClusters(channelId: string, clusters: readonly StoredWikiCluster[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await sql`delete from wiki_clusters where channel_id = ${channelId}`.execute(trx);
-      for (let i = 0; i < clusters.length; i += CHUNK) {
-        const values = clusters
-          .slice(i, i + CHUNK)
-          .map(
-            (c) =>
-              sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id})`,
-          );
-        await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id)
-          values ${sql.join(values)}`.execute(trx);
-      }
-    });
+    await this.db.transaction().execute((trx) => writeClusters(trx, channelId, { replace: true, clusters }));
   }
 
   /**
@@ -224,28 +220,15 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     changed: readonly StoredWikiCluster[],
     removedIds: readonly string[],
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      if (removedIds.length > 0)
-        await sql`delete from wiki_clusters where channel_id = ${channelId}
-          and id = any(${[...removedIds]}::text[])`.execute(trx);
-      for (let i = 0; i < changed.length; i += CHUNK) {
-        const values = changed
-          .slice(i, i + CHUNK)
-          .map(
-            (c) =>
-              sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
-          );
-        await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id, updated_at)
-          values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = excluded.centroid,
-          member_ids = excluded.member_ids, coherence = excluded.coherence, parent_id = excluded.parent_id,
-          updated_at = excluded.updated_at`.execute(trx);
-      }
-    });
+    await this.db
+      .transaction()
+      .execute((trx) => writeClusters(trx, channelId, { replace: false, changed, removedIds }));
   }
 
   /**
    * Saves a generated wiki as the channel's current pages and structure and as a new version (number = last + 1),
-   * archiving the previous current version at `meta.generatedAt`; clears is_stale and records the run in the state.
+   * archiving the previous current version at `meta.generatedAt`; clears is_stale (unless marked again since
+   * `meta.staleSeq`) and is_generating, and records the run in the state.
    * Returns the new version's summary.
    */
   async savePages(
@@ -254,30 +237,28 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     meta: WikiSaveMeta,
   ): Promise<WikiVersionSummary> {
     return this.db.transaction().execute(async (trx) => {
-      await sql`insert into wiki_state (channel_id) values (${channelId}) on conflict (channel_id) do nothing`.execute(
-        trx,
-      );
-      // Serialises concurrent saves of one channel.
-      await sql`select channel_id from wiki_state where channel_id = ${channelId} for update`.execute(trx);
-      const deleted = await sql<{ requested_at: unknown }>`select requested_at from wiki_channel_deletions
-        where channel_id = ${channelId} and requested_at > ${meta.generatedAt}::timestamptz`.execute(trx);
-      if (deleted.rows.length > 0)
+      // Serialises concurrent saves of one channel: the upsert locks the channel's state row until commit.
+      await sql`insert into wiki_state (channel_id) values (${channelId})
+        on conflict (channel_id) do update set channel_id = excluded.channel_id`.execute(trx);
+      // The last version number, a deletion of the channel's data requested after this generation started, and the
+      // current pages' content hashes, in one round trip.
+      const head = await sql<{ n: number | null; deleted_at: unknown; current: unknown }>`select
+          (select max(version_number) from wiki_versions where channel_id = ${channelId}) as n,
+          (select max(requested_at) from wiki_channel_deletions where channel_id = ${channelId}
+            and requested_at > ${meta.generatedAt}::timestamptz) as deleted_at,
+          (select coalesce(json_agg(json_build_array(page_id, hash)), '[]'::json) from wiki_pages
+            where channel_id = ${channelId}) as current`.execute(trx);
+      const h = head.rows[0]!;
+      if (h.deleted_at != null)
         throw new AtlasError(
           'CONFLICT',
-          `the data of channel ${channelId} was deleted at ${iso(deleted.rows[0]!.requested_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
+          `the data of channel ${channelId} was deleted at ${iso(h.deleted_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
           { details: { channel_id: channelId } },
         );
-      const last = await sql<{
-        n: number | null;
-      }>`select max(version_number) as n from wiki_versions where channel_id = ${channelId}`.execute(trx);
-      const n = Number(last.rows[0]?.n ?? 0) + 1;
-      await sql`update wiki_versions set archived_at = ${meta.generatedAt}::timestamptz
-        where channel_id = ${channelId} and archived_at is null`.execute(trx);
+      const n = Number(h.n ?? 0) + 1;
       // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
       // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
-      const currentRows = await sql<{ page_id: string; hash: string | null }>`select page_id, hash from wiki_pages
-        where channel_id = ${channelId}`.execute(trx);
-      const current = new Map(currentRows.rows.map((r) => [r.page_id, r.hash]));
+      const current = new Map(parsed<[string, string | null][]>(h.current) ?? []);
       const unchanged = new Set(meta.unchangedPageIds ?? []);
       const hashes = wiki.pages.map((p) => (unchanged.has(p.id) ? current.get(p.id) : null) ?? pageHash(p));
       const ids = new Set(wiki.pages.map((p) => p.id));
@@ -302,22 +283,30 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         page_refs: wiki.pages.map((p, i) => [p.id, hashes[i]!]),
         metadata: meta.metadata ?? {},
       };
-      await sql`insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
-          metadata)
-        values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
-          ${json(snapshot)}, ${json(meta.metadata ?? {})})`.execute(trx);
-      await sql`insert into wiki_structures (channel_id, structure, updated_at)
-        values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
-        on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at`.execute(
-        trx,
-      );
-      await sql`update wiki_state set is_stale = ${
-        meta.staleSeq === undefined ? sql`false` : sql`(stale_seq <> ${meta.staleSeq})`
-      }, last_generated_at = ${meta.generatedAt}::timestamptz,
-        current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
-        source_fingerprint = ${meta.sourceFingerprint ?? null}
+      // The previous version archived, the new one inserted, the structure and the state updated: one statement (the
+      // archiving update sees the table as it was before the insert).
+      await sql`with archived as (
+          update wiki_versions set archived_at = ${meta.generatedAt}::timestamptz
+          where channel_id = ${channelId} and archived_at is null returning 1
+        ), version as (
+          insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
+            metadata)
+          values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
+            ${json(snapshot)}, ${json(meta.metadata ?? {})}) returning 1
+        ), structure as (
+          insert into wiki_structures (channel_id, structure, updated_at)
+          values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
+          on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at
+          returning 1
+        )
+        update wiki_state set is_generating = false, is_stale = ${
+          meta.staleSeq === undefined ? sql`false` : sql`(stale_seq <> ${meta.staleSeq})`
+        }, last_generated_at = ${meta.generatedAt}::timestamptz,
+          current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
+          source_fingerprint = ${meta.sourceFingerprint ?? null}
         where channel_id = ${channelId}`.execute(trx);
       if (meta.sources) await writeSources(trx, channelId, meta.sources);
+      if (meta.clusters) await writeClusters(trx, channelId, meta.clusters);
       return {
         version_number: n,
         channel_id: channelId,
@@ -399,26 +388,35 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
    * (same database). Compared with the stored sources, they tell an incremental run what to read.
    */
   async sourceDigests(channelId: string): Promise<WikiSourceDigests> {
-    const facts = await sql<{ id: string; d: string }>`select m.id::text as id, md5(concat_ws('|', m.memory_text,
+    // One round trip: rows of kind f (fact id, digest), m (message id, digest), a (author id, name), c (the channel).
+    const r = await sql<{ k: string; id: string; v: string }>`select 'f' as k, m.id::text as id,
+        md5(concat_ws('|', m.memory_text,
         m.quality_score::text, m.importance, m.fact_type, array_to_string(m.topic_tags, ','),
         array_to_string(m.entity_tags, ','), m.author_name, m.message_ts::text, m.source_message_id, m.permalink,
         coalesce(m.superseded_by::text, ''), coalesce((select string_agg(s.superseded_by::text || ':' || s.certain::text,
-          ',' order by s.invalid_at, s.superseded_by) from fact_supersessions s where s.fact_id = m.id), ''))) as d
-      from memories m where m.channel_id = ${channelId}`.execute(this.db);
-    const messages = await sql<{ id: string; d: string }>`select id, md5(concat_ws('|', content_hash,
-        coalesce(edited_at::text, ''), author_name, ts::text, attachments::text)) as d
+          ',' order by s.invalid_at, s.superseded_by) from fact_supersessions s where s.fact_id = m.id), ''))) as v
+      from memories m where m.channel_id = ${channelId}
+      union all
+      select 'm', id, md5(concat_ws('|', content_hash, coalesce(edited_at::text, ''), author_name, ts::text,
+        attachments::text))
       from messages where channel_id = ${channelId} and deleted_at is null
-      and id in (select source_message_id from memories where channel_id = ${channelId})`.execute(this.db);
-    const authors = await sql<{ author_id: string; author_name: string }>`select distinct on (author_id) author_id,
-      author_name from messages where channel_id = ${channelId} order by author_id, ts desc`.execute(this.db);
-    const channel = await sql<{ id: string; name: string; platform: string }>`select id, name, platform from channels
-      where id = ${channelId}`.execute(this.db);
-    return {
-      channel: channel.rows[0] ?? null,
-      facts: new Map(facts.rows.map((r) => [r.id, r.d])),
-      messages: new Map(messages.rows.map((r) => [r.id, r.d])),
-      authors: new Map(authors.rows.map((r) => [r.author_id, r.author_name])),
-    };
+      and id in (select source_message_id from memories where channel_id = ${channelId})
+      union all
+      select 'a', author_id, author_name from (select distinct on (author_id) author_id, author_name from messages
+        where channel_id = ${channelId} order by author_id, ts desc) authors
+      union all
+      select 'c', id, json_build_array(name, platform)::text from channels where id = ${channelId}`.execute(this.db);
+    const out: WikiSourceDigests = { channel: null, facts: new Map(), messages: new Map(), authors: new Map() };
+    for (const x of r.rows) {
+      if (x.k === 'f') out.facts.set(x.id, x.v);
+      else if (x.k === 'm') out.messages.set(x.id, x.v);
+      else if (x.k === 'a') out.authors.set(x.id, x.v);
+      else {
+        const [name, platform] = JSON.parse(x.v) as [string, string];
+        out.channel = { id: x.id, name, platform };
+      }
+    }
+    return out;
   }
 
   /** What the channel's current version was generated from (savePages meta.sources), every row. */
@@ -518,10 +516,47 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     return r.rows.map((x) => x.channel_id);
   }
 
+  /**
+   * Starts a generation of the channel in one statement: sets is_generating and returns the channel's stale_seq (as
+   * staleSeq), read before the generation reads its sources so that anything marked stale meanwhile keeps it stale.
+   * savePages clears is_generating; a run that does not save clears it with setGenerating(false).
+   */
+  async beginGeneration(channelId: string): Promise<number> {
+    const r = await sql<{ stale_seq: string | number }>`insert into wiki_state (channel_id, is_generating)
+      values (${channelId}, true) on conflict (channel_id) do update set is_generating = true
+      returning stale_seq`.execute(this.db);
+    return Number(r.rows[0]?.stale_seq ?? 0);
+  }
+
   /** Sets the channel's is_generating flag. */
   async setGenerating(channelId: string, generating: boolean): Promise<void> {
     await sql`insert into wiki_state (channel_id, is_generating) values (${channelId}, ${generating})
       on conflict (channel_id) do update set is_generating = excluded.is_generating`.execute(this.db);
+  }
+}
+
+/** Writes clusters inside a transaction: all of the channel's (replace), or the changed ones and the removals. */
+async function writeClusters(
+  trx: Kysely<unknown>,
+  channelId: string,
+  w: NonNullable<WikiSaveMeta['clusters']>,
+): Promise<void> {
+  const upsert = w.replace ? w.clusters : w.changed;
+  if (w.replace) await sql`delete from wiki_clusters where channel_id = ${channelId}`.execute(trx);
+  else if (w.removedIds.length > 0)
+    await sql`delete from wiki_clusters where channel_id = ${channelId}
+      and id = any(${[...w.removedIds]}::text[])`.execute(trx);
+  for (let i = 0; i < upsert.length; i += CHUNK) {
+    const values = upsert
+      .slice(i, i + CHUNK)
+      .map(
+        (c) =>
+          sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
+      );
+    await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id, updated_at)
+      values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = excluded.centroid,
+      member_ids = excluded.member_ids, coherence = excluded.coherence, parent_id = excluded.parent_id,
+      updated_at = excluded.updated_at`.execute(trx);
   }
 }
 
