@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   BreakerOpenError,
   type BreakerState,
@@ -203,5 +203,20 @@ describe('CircuitBreaker', () => {
     await failTimes(b, 2);
     await b.recordFailure(new Error('stream broke'));
     expect(b.state).toBe('OPEN');
+  });
+
+  it("failures of calls fired before opossum's rolling window (failures > fires there) do not open it", async () => {
+    vi.useFakeTimers();
+    try {
+      const b = make({ timeoutMs: 60_000, streakMs: 60_000 });
+      const late = () => new Promise<never>((_, reject) => setTimeout(() => reject(new Error('late')), 11_000));
+      const calls = [b.fire(late).catch(() => undefined), b.fire(late).catch(() => undefined)];
+      await vi.advanceTimersByTimeAsync(12_000);
+      await Promise.all(calls);
+      expect(b.state).toBe('CLOSED');
+      expect(b.snapshot().consecutiveFailures).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import Opossum from 'opossum';
+import { registerBreaker } from './breaker-registry.js';
 import { AtlasError } from './errors.js';
 
 /** The spec's breaker states (spec "Dependency circuit breaker"). */
@@ -50,6 +51,11 @@ export interface CircuitBreakerOptions {
   isFailure?: (err: unknown) => boolean;
   /** Where openings (and closings after a probe) are logged at info level (spec "Alerts": an info log entry). */
   logger?: BreakerLogger;
+  /**
+   * The dependency it guards (DEPENDENCY_TIMEOUTS_MS names: `vector_store`, `llm_provider`, ...): when given, the
+   * breaker is listed by `breakerSnapshots()` (health, Prometheus) until `shutdown()`.
+   */
+  dependency?: string;
 }
 
 /** Per-call options of `CircuitBreaker.fire`. */
@@ -116,6 +122,8 @@ const callerAborts = new WeakSet<object>();
  */
 export class CircuitBreaker {
   readonly name: string;
+  /** The dependency it guards (options.dependency), or null. */
+  readonly dependency: string | null;
   private readonly breaker: Opossum<Parameters<Action>, unknown>;
   private readonly threshold: number;
   private readonly streakMs: number;
@@ -126,9 +134,12 @@ export class CircuitBreaker {
   private streakStart: number | null = null;
   private openedAt: number | null = null;
   private pendingReason: { reason: BreakerOpenReason; cause: unknown } | null = null;
+  private readonly unregister: () => void;
 
   constructor(private readonly opts: CircuitBreakerOptions) {
     this.name = opts.name;
+    this.dependency = opts.dependency ?? null;
+    this.unregister = opts.dependency ? registerBreaker(this, opts.dependency) : () => undefined;
     this.threshold = opts.failureThreshold ?? 3;
     this.streakMs = opts.streakMs ?? 30_000;
     this.isFailure = opts.isFailure ?? (() => true);
@@ -137,7 +148,12 @@ export class CircuitBreaker {
       name: opts.name,
       timeout: false, // timeouts are per call below, each with its own AbortController
       resetTimeout: opts.resetMs ?? 30_000,
-      errorThresholdPercentage: 100, // an error rate is never > 100 %: opossum's own trigger never fires
+      // Opossum's own trigger (failures / fires of its rolling 10 s window above a percentage) never fires: a call
+      // fired before the window (a cold start, a 10 s timeout) that fails inside it makes failures exceed fires, an
+      // error rate above 100 %, which opened breakers after 2 failures under load. Only a failed probe (HALF_OPEN)
+      // still goes through opossum's check, and that one re-opens it as the spec wants.
+      errorThresholdPercentage: Number.POSITIVE_INFINITY,
+      volumeThreshold: Number.MAX_SAFE_INTEGER,
       enableSnapshots: false,
       // Errors that are no fault of the dependency reach opossum as 'success' (so a probe ending so closes it).
       errorFilter: (err: unknown) => !this.countsAgainst(err),
@@ -209,8 +225,9 @@ export class CircuitBreaker {
     await this.fire(() => Promise.reject(err)).catch(() => undefined);
   }
 
-  /** Stops the breaker's timers and listeners; later calls are rejected. */
+  /** Stops the breaker's timers and listeners and removes it from the registry; later calls are rejected. */
   shutdown(): void {
+    this.unregister();
     this.breaker.shutdown();
     this.listeners.clear();
   }

@@ -88,6 +88,18 @@ const ConfigFields = z.object({
   RETENTION_CRON: z.string().default('17 * * * *'),
   /** Where alerts are POSTed as JSON (spec "Alerts (operational)"); unset: alerts are log events only. */
   ALERT_WEBHOOK_URL: z.string().url().optional(),
+  /**
+   * A web search JSON endpoint for ask's external sub-queries (GET `<url>?q=<query>&limit=<n>`, bearer
+   * WEB_SEARCH_API_KEY; SearXNG / Brave / Google CSE / Tavily-style answers are read); unset: no web search (spec:
+   * none configured by default). Behind a 5 s circuit breaker.
+   */
+  WEB_SEARCH_URL: z.string().url().optional(),
+  WEB_SEARCH_API_KEY: z.string().optional(),
+  /**
+   * How long a dependency's circuit breaker stays OPEN before one probe, ms (spec "Dependency circuit breaker": 30 s);
+   * tests shorten it.
+   */
+  BREAKER_RESET_MS: z.coerce.number().int().min(10).default(30_000),
   /** How often the API process checks its dependencies for alerts, ms. */
   HEALTH_CHECK_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
@@ -99,6 +111,12 @@ const ConfigFields = z.object({
   ADAPTER_MOCK: bool.default(false),
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * A process started alone that is not the API (`atlas run <projector>`, `sync-worker`, `scheduler`) serves Prometheus
+   * `GET /metrics` on this port (at HOST): its projector and LLM counters and process metrics. Unset: none (the API's
+   * /metrics covers everything in its own process, and every group's lag).
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   /** `production` makes CREDENTIAL_MASTER_KEY required; any other value (default `development`) does not. */
   NODE_ENV: z.string().default('development'),
   /**

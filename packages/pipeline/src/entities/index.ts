@@ -1,4 +1,6 @@
 export {
+  type EntityLlm,
+  type EntityLlmMessage,
   LlmAnswer,
   LlmEntityExtractor,
   type LlmEntityExtractorOptions,

@@ -10,7 +10,8 @@ import {
   factUuid,
   messageUuid,
 } from '@atlas/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LlmEntityExtractor, parseLlmAnswer } from './llm.js';
 import { OfflineEntityExtractor } from './offline.js';
 import type { EntityExtractionInput, KnownDecision } from './port.js';
@@ -52,6 +53,22 @@ const input = (facts: Fact[], decisions: KnownDecision[] = []): EntityExtraction
   return { facts: set, people: [{ name: 'Bob Stone', aliases: ['bob'] }], decisions };
 };
 const id = (type: string, name: string) => entityUuid(CHANNEL, type, name);
+
+/** The fast tier as the runtime builds it: an LlmChain over OpenAI-compatible providers, each behind its breaker. */
+const chains: LlmChain[] = [];
+afterEach(() => {
+  for (const c of chains.splice(0)) c.shutdown();
+});
+const chainOf = (urls: string[], timeoutMs: number) => {
+  const chain = new LlmChain({
+    tier: 'fast',
+    providers: urls.map((baseURL) => new OpenAiLlmProvider({ baseURL, model: 'test-model', timeoutMs })),
+  });
+  chains.push(chain);
+  return chain;
+};
+const extractorAt = (urls: string[], timeoutMs = 2000) =>
+  new LlmEntityExtractor({ llm: chainOf(urls, timeoutMs), model: 'test-model' });
 
 const decisionFact = fact('alice and team decided to use Postgres for the event log; @bob will migrate it.', {
   factType: 'decision',
@@ -152,7 +169,7 @@ describe('LlmEntityExtractor (against an OpenAI-compatible server in this suite)
     srv = await startServer(mode);
   });
   afterAll(() => srv.server.close());
-  const extractor = () => new LlmEntityExtractor({ baseURL: srv.url, model: 'test-model', timeoutMs: 2000 });
+  const extractor = () => extractorAt([srv.url]);
 
   it('maps a valid answer to entities and relationships (ids, known names, lexicon names, clamped confidences)', async () => {
     reset([JSON.stringify(GOOD_ANSWER)]);
@@ -229,7 +246,7 @@ describe('LlmEntityExtractor (against an OpenAI-compatible server in this suite)
     const x = extractor();
     await x.extract(input([decisionFact]));
     expect(mode.calls).toBe(2);
-    expect(mode.bodies[1]!.messages[3]!.content).toMatch(/entities\.0\.type/);
+    expect(mode.bodies[1]!.messages[3]!.content).toMatch(/entities(\.0|\[0\])\.type/);
   });
 
   it('falls back to the offline result when the repaired answer is still invalid, and counts it', async () => {
@@ -248,7 +265,20 @@ describe('LlmEntityExtractor (against an OpenAI-compatible server in this suite)
       .extract(input([decisionFact]))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AtlasError);
-    expect(err).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retriable: true, details: { status: 503 } });
+    expect(err).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retriable: true });
+    expect((err as { attempts: { error: { details: unknown } }[] }).attempts[0]!.error.details).toMatchObject({
+      status: 503,
+    });
+  });
+
+  it('3 failures open the provider breaker: the next extraction fails at once, without a request', async () => {
+    reset([], 503);
+    const x = extractor();
+    for (let i = 0; i < 3; i++)
+      await expect(x.extract(input([decisionFact]))).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect(mode.calls).toBe(3);
+    await expect(x.extract(input([decisionFact]))).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect(mode.calls).toBe(3);
   });
 
   it('supersedes an earlier decision of the channel with the same logic as the offline extractor', async () => {
@@ -297,7 +327,7 @@ describe('LlmEntityExtractor when the endpoint is down', () => {
     const probe = await startServer({ answers: [], calls: 0, bodies: [] });
     const url = probe.url;
     await new Promise((r) => probe.server.close(r));
-    const err = await new LlmEntityExtractor({ baseURL: url, model: 'm', timeoutMs: 1000 })
+    const err = await extractorAt([url], 1000)
       .extract(input([decisionFact]))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AtlasError);
@@ -311,13 +341,29 @@ describe('LlmEntityExtractor when the endpoint is down', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
     const started = Date.now();
-    const err = await new LlmEntityExtractor({ baseURL: url, model: 'm', timeoutMs: 200 })
+    const err = await extractorAt([url], 200)
       .extract(input([decisionFact]))
       .catch((e: unknown) => e);
     server.closeAllConnections();
     server.close();
     expect(err).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retriable: true });
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('LlmEntityExtractor with a secondary provider', () => {
+  it('the primary down (nothing listens): the secondary provider answers', async () => {
+    const down = await startServer({ answers: [], calls: 0, bodies: [] });
+    await new Promise((r) => down.server.close(r));
+    const mode: Mode = { answers: [JSON.stringify(GOOD_ANSWER)], calls: 0, bodies: [] };
+    const up = await startServer(mode);
+    try {
+      const out = await extractorAt([down.url, up.url], 1000).extract(input([decisionFact]));
+      expect(mode.calls).toBe(1);
+      expect(out.entities.some((e) => e.type === 'Decision')).toBe(true);
+    } finally {
+      await new Promise((r) => up.server.close(r));
+    }
   });
 });
 

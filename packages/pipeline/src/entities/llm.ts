@@ -8,7 +8,6 @@ import {
   normalizeEntityName,
   RelationshipType,
 } from '@atlas/core';
-import OpenAI from 'openai';
 import { z } from 'zod';
 import {
   CONTEXT_MAX,
@@ -25,14 +24,30 @@ import { findOwnerChanges, type KnownOwner, ownershipOf } from './ownership.js';
 import type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 import { findSupersessions, type NewDecision } from './supersede.js';
 
+/** A chat message as the LLM chain takes it. */
+export interface EntityLlmMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * The part of an LLM chain the extractor uses: the fast tier's `json` (packages/providers LlmChain satisfies it:
+ * primary → secondary provider, each behind its circuit breaker, one repair call per provider on an invalid answer).
+ * Throws when no provider gave a valid answer; the error's `attempts` list why each was passed over.
+ */
+export interface EntityLlm {
+  json<T>(
+    schema: z.ZodType<T>,
+    messages: readonly EntityLlmMessage[],
+    opts?: { temperature?: number },
+  ): Promise<{ value: T; repaired: boolean }>;
+}
+
 export interface LlmEntityExtractorOptions {
-  /** Base URL of any OpenAI-compatible API (OpenAI, Ollama, vLLM, …), e.g. `http://127.0.0.1:11434/v1`. */
-  baseURL: string;
-  apiKey?: string | undefined;
-  /** Chat model name, recorded in the extractor id (`llm-entities:<model>`). */
+  /** The fast LLM tier (LlmChain of packages/providers, or anything with its `json`). */
+  llm: EntityLlm;
+  /** The primary fast model's name, recorded in the extractor id (`llm-entities:<model>`). */
   model: string;
-  /** Per-request timeout, ms (default 10,000). */
-  timeoutMs?: number | undefined;
   /** At most this many known people are listed in the prompt (default 40; those the facts name come first). */
   maxPeopleInPrompt?: number | undefined;
 }
@@ -142,10 +157,11 @@ export const parseLlmAnswer = (answer: string): { ok: true; value: LlmAnswer } |
 };
 
 /**
- * Entity extraction by a chat model over any OpenAI-compatible endpoint (id `llm-entities:<model>`; port
- * EntityExtractor). One completion per message (response_format json_object, temperature 0); the answer is
- * validated with zod (LlmAnswer). An invalid answer gets ONE repair request (the error is sent back); still invalid,
- * the offline extractor's result is returned for that message and `stats.fallbacks` counts it.
+ * Entity extraction by the fast LLM tier (id `llm-entities:<model>`; port EntityExtractor), through the LLM chain
+ * (packages/providers LlmChain: primary, then the secondary provider, each behind its circuit breaker; spec "LLM
+ * fallback chain"). One JSON request per message (json_object, temperature 0) validated with zod (LlmAnswer); an
+ * invalid answer gets ONE repair call per provider (the chain's). When every provider answered but none validly, the
+ * offline extractor's result is returned for that message and `stats.fallbacks` counts it.
  *
  * Mapping (spec "Graph entity", "Relationship", "Decision record"): ids are entityUuid(channelId, type, name);
  * people resolve to the known display names, technologies to the TECH lexicon's names; confidences are clamped to
@@ -153,51 +169,47 @@ export const parseLlmAnswer = (answer: string): { ok: true; value: LlmAnswer } |
  * directions are turned round; every fact's author is a Person (0.95). Decisions get the offline properties
  * (decided_by, date, status, context) and supersessions come from findSupersessions.
  *
- * Errors: AtlasError PROVIDER_UNAVAILABLE (retriable) on network failure, timeout or any error status of the
- * endpoint, so the caller queues the message for entity backfill.
+ * Errors: AtlasError PROVIDER_UNAVAILABLE (retriable) when no provider could answer (network failure, timeout, an
+ * error status, breakers open), so the caller queues the message for entity backfill (spec: the entity extractor's
+ * last resort is to be skipped; facts are still stored).
  */
 export class LlmEntityExtractor implements EntityExtractor {
   readonly id: string;
   readonly stats: LlmExtractorStats = { calls: 0, repairs: 0, fallbacks: 0 };
-  private readonly client: OpenAI;
   private readonly offline = new OfflineEntityExtractor();
 
   constructor(private readonly opts: LlmEntityExtractorOptions) {
     this.id = `llm-entities:${opts.model}`;
-    this.client = new OpenAI({
-      baseURL: opts.baseURL,
-      apiKey: opts.apiKey ?? 'none',
-      timeout: opts.timeoutMs ?? 10_000,
-      maxRetries: 1,
-    });
   }
 
   async extract(input: EntityExtractionInput): Promise<EntityExtraction> {
     if (input.facts.facts.length === 0)
       return { entities: [], relationships: [], supersessions: [], people: [], decisions: [] };
-    const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    const messages: EntityLlmMessage[] = [
       { role: 'system', content: SYSTEM_PROMPT },
       { role: 'user', content: this.prompt(input) },
     ];
-    let answer = await this.complete(messages);
-    let parsed = parseLlmAnswer(answer);
-    if (!parsed.ok) {
-      this.stats.repairs++;
-      messages.push(
-        { role: 'assistant', content: answer },
-        {
-          role: 'user',
-          content: `Your answer was invalid: ${parsed.error}. Reply again with the corrected JSON object only, in the shape given.`,
-        },
-      );
-      answer = await this.complete(messages);
-      parsed = parseLlmAnswer(answer);
-      if (!parsed.ok) {
+    let answer: { value: LlmAnswer; repaired: boolean };
+    try {
+      answer = await this.opts.llm.json(LlmAnswer, messages, { temperature: 0 });
+    } catch (err) {
+      if (onlyMalformed(err)) {
+        this.stats.calls += 2;
+        this.stats.repairs++;
         this.stats.fallbacks++;
         return this.offline.extractSync(input);
       }
+      this.stats.calls++;
+      if (err instanceof AtlasError && err.code === 'PROVIDER_UNAVAILABLE') throw err;
+      throw new AtlasError(
+        'PROVIDER_UNAVAILABLE',
+        `entity extraction unavailable: ${err instanceof Error ? err.message : String(err)}`,
+        { retriable: true, cause: err },
+      );
     }
-    return toExtraction(parsed.value, input);
+    this.stats.calls += answer.repaired ? 2 : 1;
+    if (answer.repaired) this.stats.repairs++;
+    return toExtraction(answer.value, input);
   }
 
   /** The user message: the message date, its facts (ids f1, f2, …) and the known people the prompt can hold. */
@@ -224,27 +236,20 @@ export class LlmEntityExtractor implements EntityExtractor {
       known_people: people.map((p) => ({ name: p.name, aliases: p.aliases })),
     });
   }
-
-  private async complete(messages: OpenAI.Chat.ChatCompletionMessageParam[]): Promise<string> {
-    this.stats.calls++;
-    try {
-      const res = await this.client.chat.completions.create({
-        model: this.opts.model,
-        messages,
-        temperature: 0,
-        response_format: { type: 'json_object' },
-      });
-      return res.choices[0]?.message?.content ?? '';
-    } catch (err) {
-      const status = err instanceof OpenAI.APIError ? err.status : undefined;
-      throw new AtlasError(
-        'PROVIDER_UNAVAILABLE',
-        `entity extraction endpoint ${this.opts.baseURL} unavailable: ${err instanceof Error ? err.message : String(err)}`,
-        { retriable: true, cause: err, details: status === undefined ? undefined : { status } },
-      );
-    }
-  }
 }
+
+/**
+ * True when every provider of the chain answered but none validly (each failed with kind `malformed_output` after
+ * its repair call): the model is up, so the offline extractor serves instead of queueing the message.
+ */
+const onlyMalformed = (err: unknown): boolean => {
+  const attempts = (err as { attempts?: readonly { error: unknown }[] } | null)?.attempts;
+  return (
+    Array.isArray(attempts) &&
+    attempts.length > 0 &&
+    attempts.every((a) => (a.error as { details?: { kind?: string } } | null)?.details?.kind === 'malformed_output')
+  );
+};
 
 /**
  * Maps a validated answer to the port's EntityExtraction for the message in `input` (pure; see LlmEntityExtractor

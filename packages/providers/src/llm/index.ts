@@ -49,6 +49,7 @@ export const llmChainsFromConfig = (cfg: Config, logger?: BreakerLogger): LlmCha
             acceptsImages: cfg.LLM_ACCEPTS_IMAGES,
           }),
       ),
+      breaker: { resetMs: cfg.BREAKER_RESET_MS },
       ...(logger ? { logger } : {}),
     });
   return { fast: chain('fast'), quality: chain('quality') };
