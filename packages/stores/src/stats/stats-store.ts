@@ -1,0 +1,665 @@
+import {
+  type ChannelDataDeleted,
+  type ChannelDiscovered,
+  type DeadLettered,
+  type DeadLetterRedriven,
+  deadLetterId,
+  type EntitiesExtracted,
+  type FactsExtracted,
+  type MessageDeleted,
+  type MessageIngested,
+  type StoredEvent,
+  type SyncJobUpdated,
+  TOPICS,
+} from '@atlas/core';
+import { type Kysely, sql } from 'kysely';
+
+/** Spec "System stats", without wiki_pages (the wiki store's; the route adds it). */
+export interface SystemStatsRow {
+  total_facts: number;
+  total_entities: number;
+  total_channels: number;
+  total_decisions: number;
+  total_messages: number;
+  total_authors: number;
+}
+
+/** The figures of one channel both channel-stats shapes are made of (spec "Channel stats"). Times ISO 8601 UTC. */
+export interface ChannelStatsRow {
+  channel_id: string;
+  channel_name: string;
+  platform: string;
+  message_count: number;
+  fact_count: number;
+  entity_count: number;
+  decision_count: number;
+  author_count: number;
+  date_range: { earliest: string | null; latest: string | null };
+  activity: {
+    messages_last_7d: number;
+    messages_last_30d: number;
+    facts_added_last_7d: number;
+    facts_added_last_30d: number;
+  };
+}
+
+/** Spec "Top author"; `channels` are channel names. */
+export interface TopAuthorRow {
+  author_id: string;
+  author_name: string;
+  message_count: number;
+  fact_count: number;
+  decision_count: number;
+  channels: string[];
+}
+
+/** Spec "Top topic", with the two windows the trend was computed from (`recent_count`, `previous_count`). */
+export interface TopTopicRow {
+  topic: string;
+  fact_count: number;
+  channels: string[];
+  trend: 'rising' | 'falling' | 'stable';
+  recent_count: number;
+  previous_count: number;
+}
+
+/** An activity entry the stats store knows of (spec "Activity entry"): fact_extracted, entity_created, sync_completed. */
+export interface ActivityRow {
+  type: 'fact_extracted' | 'entity_created' | 'sync_completed';
+  /** ISO 8601 UTC. */
+  timestamp: string;
+  channel_id: string;
+  /** Messages concerned: messages whose facts were extracted, that named the entities, or that the sync fetched. */
+  message_count: number;
+  fact_count?: number;
+  entity_count?: number;
+  job_id?: string;
+}
+
+/** One channel's row of GET /api/stats/export (since: counts of messages and facts at or after it). */
+export interface ExportChannelRow {
+  channel_id: string;
+  channel_name: string;
+  platform: string;
+  message_count: number;
+  author_count: number;
+  fact_count: number;
+  decision_count: number;
+  high_importance_facts: number;
+  avg_fact_quality_score: number;
+  entity_count: number;
+  earliest_message: string | null;
+  latest_message: string | null;
+}
+
+/** One LLM call, as a usage recorder passes it (tokens may be estimated; cost in USD, estimated from a price table). */
+export interface LlmUsageRecord {
+  tier: string;
+  provider: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  /** The server reported no usage; tokens are characters / 4. */
+  estimated?: boolean;
+  /** The call failed (no tokens). */
+  failed?: boolean;
+  costUsd: number;
+  /** When the call ended (default now). */
+  at?: Date;
+}
+
+/** LLM usage totals (spec "Metrics" usage), and per tier, provider and model. */
+export interface LlmUsageTotals {
+  total_llm_calls: number;
+  failed_llm_calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_llm_tokens: number;
+  estimated_cost_usd: number;
+  by_model: {
+    tier: string;
+    provider: string;
+    model: string;
+    calls: number;
+    failed_calls: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cost_usd: number;
+  }[];
+}
+
+/**
+ * The trend rule of top topics (README "Stats and metrics"): a topic's facts in the 7 days ending at the newest fact
+ * of the scope (`recent`) against the 7 days before (`previous`), by the facts' message time. `rising` when
+ * recent ≥ 1.5 × previous and recent − previous ≥ 2; `falling` when previous ≥ 1.5 × recent and previous − recent ≥ 2;
+ * else `stable`. Anchoring at the newest fact (not the wall clock) keeps an imported history meaningful. Pure.
+ */
+export const topicTrend = (recent: number, previous: number): 'rising' | 'falling' | 'stable' => {
+  if (recent >= 1.5 * previous && recent - previous >= 2) return 'rising';
+  if (previous >= 1.5 * recent && previous - recent >= 2) return 'falling';
+  return 'stable';
+};
+
+const DAY_MS = 86_400_000;
+const num = (v: unknown): number => Number(v ?? 0);
+const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
+const json = (v: unknown) => JSON.stringify(v);
+
+/** The last event of each key, in order (a batch may carry a message twice: the later one wins). */
+const lastBy = <T>(items: readonly T[], key: (t: T) => string): T[] => [
+  ...new Map(items.map((t) => [key(t), t])).values(),
+];
+
+/**
+ * The stats read store (spec "Statistics and health objects", "Activity feed"), over Postgres or PGlite through
+ * Kysely. `apply` folds the stats projector's events idempotently (upserts and replace-by-message, so redelivery and
+ * replays give the same rows); the read methods aggregate in SQL. Errors are the database's (a store down throws).
+ */
+export class StatsStore {
+  constructor(private readonly db: Kysely<unknown>) {}
+
+  /** Empties every table the projector writes (before a replay from the earliest offset); keeps the LLM ledger. */
+  async truncate(): Promise<void> {
+    await sql`truncate stats_channels, stats_messages, stats_facts, stats_entities, stats_entity_first,
+      stats_sync_jobs, stats_dead_letters`.execute(this.db);
+  }
+
+  /**
+   * Folds events of the stats projector, in order: ChannelDiscovered, MessageIngested, MessageDeleted,
+   * FactsExtracted, EntitiesExtracted, ChannelDataDeleted (each topic's copy deletes the rows that topic wrote),
+   * SyncJobUpdated, DeadLettered, DeadLetterRedriven. Other types are ignored.
+   */
+  async apply(events: readonly StoredEvent[]): Promise<void> {
+    // Runs of one type keep the batch's order between types (a deletion between two ingests stays between them).
+    let run: StoredEvent[] = [];
+    for (const e of events) {
+      if (run.length > 0 && run[0]!.type !== e.type) {
+        await this.applyRun(run);
+        run = [];
+      }
+      run.push(e);
+    }
+    if (run.length > 0) await this.applyRun(run);
+  }
+
+  private async applyRun(run: StoredEvent[]): Promise<void> {
+    const type = run[0]!.type;
+    if (type === 'ChannelDiscovered') {
+      const rows = lastBy(
+        run.map((e) => e.data as ChannelDiscovered),
+        (c) => c.channelId,
+      ).map((c) => ({ channel_id: c.channelId, name: c.name, platform: c.platform }));
+      await sql`insert into stats_channels (channel_id, name, platform)
+        select channel_id, name, platform from jsonb_to_recordset(${json(rows)}::jsonb)
+          as x(channel_id text, name text, platform text)
+        on conflict (channel_id) do update set name = excluded.name, platform = excluded.platform,
+          updated_at = now()`.execute(this.db);
+    } else if (type === 'MessageIngested') {
+      const messages = lastBy(
+        run.map((e) => e.data as MessageIngested),
+        (m) => `${m.channelId}\u0000${m.messageId}`,
+      );
+      const channels = lastBy(messages, (m) => m.channelId).map((m) => ({
+        channel_id: m.channelId,
+        name: m.channelName,
+        platform: m.platform,
+      }));
+      // A channel seen only through its messages (a sync) still gets a row; ChannelDiscovered's name wins.
+      await sql`insert into stats_channels (channel_id, name, platform)
+        select channel_id, name, platform from jsonb_to_recordset(${json(channels)}::jsonb)
+          as x(channel_id text, name text, platform text)
+        on conflict (channel_id) do nothing`.execute(this.db);
+      const rows = messages.map((m) => ({
+        channel_id: m.channelId,
+        message_id: m.messageId,
+        author_id: m.author.id,
+        author_name: m.author.name,
+        is_bot: m.author.isBot,
+        ts: m.timestamp,
+      }));
+      for (let i = 0; i < rows.length; i += 2000) {
+        await sql`insert into stats_messages (channel_id, message_id, author_id, author_name, is_bot, ts, deleted)
+          select channel_id, message_id, author_id, author_name, is_bot, ts, false
+          from jsonb_to_recordset(${json(rows.slice(i, i + 2000))}::jsonb)
+            as x(channel_id text, message_id text, author_id text, author_name text, is_bot boolean, ts timestamptz)
+          on conflict (channel_id, message_id) do update set author_id = excluded.author_id,
+            author_name = excluded.author_name, is_bot = excluded.is_bot, ts = excluded.ts, deleted = false`.execute(
+          this.db,
+        );
+      }
+    } else if (type === 'MessageDeleted') {
+      for (const e of run) {
+        const d = e.data as MessageDeleted;
+        await sql`update stats_messages set deleted = true
+          where channel_id = ${d.channelId} and message_id = ${d.messageId}`.execute(this.db);
+      }
+    } else if (type === 'FactsExtracted') {
+      const sets = lastBy(
+        run.map((e) => e.data as FactsExtracted),
+        (s) => s.messageId,
+      );
+      await sql`delete from stats_facts where message_id in (select jsonb_array_elements_text(${json(
+        sets.map((s) => s.messageId),
+      )}::jsonb))`.execute(this.db);
+      const rows = sets.flatMap((s) =>
+        lastBy(s.facts, (f) => f.factId).map((f) => ({
+          message_id: s.messageId,
+          fact_id: f.factId,
+          channel_id: s.channelId,
+          author_id: f.authorId,
+          author_name: f.authorName,
+          fact_type: f.factType,
+          importance: f.importance,
+          quality: f.qualityScore,
+          topic_tags: f.topicTags,
+          message_ts: f.messageTs,
+          extracted_at: s.extractedAt,
+        })),
+      );
+      for (let i = 0; i < rows.length; i += 2000) {
+        await sql`insert into stats_facts (message_id, fact_id, channel_id, author_id, author_name, fact_type,
+            importance, quality, topic_tags, message_ts, extracted_at)
+          select * from jsonb_to_recordset(${json(rows.slice(i, i + 2000))}::jsonb)
+            as x(message_id text, fact_id text, channel_id text, author_id text, author_name text, fact_type text,
+              importance text, quality double precision, topic_tags jsonb, message_ts timestamptz,
+              extracted_at timestamptz)
+          on conflict (message_id, fact_id) do nothing`.execute(this.db);
+      }
+    } else if (type === 'EntitiesExtracted') {
+      const sets = lastBy(
+        run.map((e) => e.data as EntitiesExtracted),
+        (s) => s.messageId,
+      );
+      await sql`delete from stats_entities where message_id in (select jsonb_array_elements_text(${json(
+        sets.map((s) => s.messageId),
+      )}::jsonb))`.execute(this.db);
+      const rows = sets.flatMap((s) =>
+        lastBy(s.entities, (x) => x.entityId).map((x) => ({
+          message_id: s.messageId,
+          entity_id: x.entityId,
+          channel_id: s.channelId,
+          type: x.type,
+          name: x.name,
+          seen_at: s.extractedAt,
+        })),
+      );
+      if (rows.length === 0) return;
+      await sql`insert into stats_entities (message_id, entity_id, channel_id, type, name)
+        select message_id, entity_id, channel_id, type, name from jsonb_to_recordset(${json(rows)}::jsonb)
+          as x(message_id text, entity_id text, channel_id text, type text, name text)
+        on conflict (message_id, entity_id) do nothing`.execute(this.db);
+      await sql`insert into stats_entity_first (entity_id, channel_id, type, name, first_seen_at)
+        select entity_id, min(channel_id), min(type), min(name), min(seen_at)
+        from jsonb_to_recordset(${json(rows)}::jsonb)
+          as x(entity_id text, channel_id text, type text, name text, seen_at timestamptz)
+        group by entity_id
+        on conflict (entity_id) do update
+          set first_seen_at = least(stats_entity_first.first_seen_at, excluded.first_seen_at)`.execute(this.db);
+    } else if (type === 'ChannelDataDeleted') {
+      for (const e of run) {
+        const channelId = (e.data as ChannelDataDeleted).channelId;
+        if (e.topic === TOPICS.messages)
+          await sql`delete from stats_messages where channel_id = ${channelId}`.execute(this.db);
+        else if (e.topic === TOPICS.facts)
+          await sql`delete from stats_facts where channel_id = ${channelId}`.execute(this.db);
+        else if (e.topic === TOPICS.graph) {
+          await sql`delete from stats_entities where channel_id = ${channelId}`.execute(this.db);
+          await sql`delete from stats_entity_first where channel_id = ${channelId}`.execute(this.db);
+        }
+      }
+    } else if (type === 'SyncJobUpdated') {
+      for (const e of run) {
+        const d = e.data as SyncJobUpdated;
+        await sql`insert into stats_sync_jobs (job_id, channel_id, seq, status, started_at, completed_at,
+            messages_synced, facts_extracted, entities_created)
+          values (${d.jobId}, ${d.channelId}, ${d.seq}, ${d.status}, ${d.startedAt}::timestamptz,
+            ${d.completedAt}::timestamptz, ${d.messagesSynced}, ${d.factsExtracted}, ${d.entitiesCreated})
+          on conflict (job_id) do update set seq = excluded.seq, status = excluded.status,
+            started_at = excluded.started_at, completed_at = excluded.completed_at,
+            messages_synced = excluded.messages_synced, facts_extracted = excluded.facts_extracted,
+            entities_created = excluded.entities_created
+          where stats_sync_jobs.seq < excluded.seq`.execute(this.db);
+      }
+    } else if (type === 'DeadLettered') {
+      for (const e of run) {
+        const d = e.data as DeadLettered;
+        await sql`insert into stats_dead_letters (dl_group, topic, dl_partition, dl_offset, event_type, event_key,
+            error, attempts, failed_at, dl_id)
+          values (${d.group}, ${d.topic}, ${d.partition}, ${d.offset}, ${d.eventType}, ${d.key}, ${d.error},
+            ${d.attempts}, ${d.failedAt}::timestamptz, ${deadLetterId(d)})
+          on conflict (dl_group, topic, dl_partition, dl_offset) do update set dl_id = excluded.dl_id`.execute(this.db);
+      }
+    } else if (type === 'DeadLetterRedriven') {
+      for (const e of run) {
+        const d = e.data as DeadLetterRedriven;
+        await sql`update stats_dead_letters set redriven_at = coalesce(redriven_at, ${d.redrivenAt}::timestamptz)
+          where dl_id = ${d.deadLetterId}`.execute(this.db);
+      }
+    }
+  }
+
+  /** Spec "System stats" (without wiki_pages): live messages, their distinct authors, facts, decision facts, entities. */
+  async system(): Promise<SystemStatsRow> {
+    const r = (
+      await sql<Record<string, unknown>>`select
+        (select count(*) from stats_channels) as channels,
+        (select count(*) from stats_messages where not deleted) as messages,
+        (select count(distinct author_id) from stats_messages where not deleted) as authors,
+        (select count(*) from stats_facts) as facts,
+        (select count(*) from stats_facts where fact_type = 'decision') as decisions,
+        (select count(distinct entity_id) from stats_entities) as entities`.execute(this.db)
+    ).rows[0]!;
+    return {
+      total_facts: num(r.facts),
+      total_entities: num(r.entities),
+      total_channels: num(r.channels),
+      total_decisions: num(r.decisions),
+      total_messages: num(r.messages),
+      total_authors: num(r.authors),
+    };
+  }
+
+  /** Ids and names of the channels the store knows, by name. */
+  async channels(): Promise<{ channel_id: string; name: string; platform: string }[]> {
+    const { rows } = await sql<{ channel_id: string; name: string; platform: string }>`
+      select channel_id, name, platform from stats_channels order by name, channel_id`.execute(this.db);
+    return rows;
+  }
+
+  /**
+   * One channel's figures (spec "Channel stats"), or null when the channel is unknown. The activity windows are the
+   * 7 and 30 days before `now`: messages by message time, facts by extraction time (when they were added).
+   */
+  async channel(channelId: string, now: Date = new Date()): Promise<ChannelStatsRow | null> {
+    const d7 = new Date(now.getTime() - 7 * DAY_MS).toISOString();
+    const d30 = new Date(now.getTime() - 30 * DAY_MS).toISOString();
+    const { rows } = await sql<Record<string, unknown>>`select c.channel_id, c.name, c.platform,
+        (select count(*) from stats_messages m where m.channel_id = c.channel_id and not m.deleted) as messages,
+        (select count(distinct author_id) from stats_messages m where m.channel_id = c.channel_id and not m.deleted)
+          as authors,
+        (select min(ts) from stats_messages m where m.channel_id = c.channel_id and not m.deleted) as earliest,
+        (select max(ts) from stats_messages m where m.channel_id = c.channel_id and not m.deleted) as latest,
+        (select count(*) from stats_messages m where m.channel_id = c.channel_id and not m.deleted
+          and m.ts >= ${d7}::timestamptz) as messages_7d,
+        (select count(*) from stats_messages m where m.channel_id = c.channel_id and not m.deleted
+          and m.ts >= ${d30}::timestamptz) as messages_30d,
+        (select count(*) from stats_facts f where f.channel_id = c.channel_id) as facts,
+        (select count(*) from stats_facts f where f.channel_id = c.channel_id and f.fact_type = 'decision')
+          as decisions,
+        (select count(*) from stats_facts f where f.channel_id = c.channel_id
+          and f.extracted_at >= ${d7}::timestamptz) as facts_7d,
+        (select count(*) from stats_facts f where f.channel_id = c.channel_id
+          and f.extracted_at >= ${d30}::timestamptz) as facts_30d,
+        (select count(distinct entity_id) from stats_entities e where e.channel_id = c.channel_id) as entities
+      from stats_channels c where c.channel_id = ${channelId}`.execute(this.db);
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      channel_id: r.channel_id as string,
+      channel_name: r.name as string,
+      platform: r.platform as string,
+      message_count: num(r.messages),
+      fact_count: num(r.facts),
+      entity_count: num(r.entities),
+      decision_count: num(r.decisions),
+      author_count: num(r.authors),
+      date_range: { earliest: iso(r.earliest), latest: iso(r.latest) },
+      activity: {
+        messages_last_7d: num(r.messages_7d),
+        messages_last_30d: num(r.messages_30d),
+        facts_added_last_7d: num(r.facts_7d),
+        facts_added_last_30d: num(r.facts_30d),
+      },
+    };
+  }
+
+  /**
+   * Authors by live messages (then facts, then name), at most `limit`, over every channel or one: message, fact and
+   * decision-fact counts and the names of the channels they wrote in (sorted).
+   */
+  async topAuthors(q: { channelId?: string | undefined; limit: number }): Promise<TopAuthorRow[]> {
+    const ch = q.channelId ?? null;
+    const { rows } = await sql<Record<string, unknown>>`
+      with m as (
+        select author_id, count(*) as messages, max(author_name) as name,
+          jsonb_agg(distinct coalesce(c.name, s.channel_id)) as channels
+        from stats_messages s left join stats_channels c on c.channel_id = s.channel_id
+        where not s.deleted and (${ch}::text is null or s.channel_id = ${ch}::text)
+        group by author_id),
+      f as (
+        select author_id, count(*) as facts, count(*) filter (where fact_type = 'decision') as decisions
+        from stats_facts where (${ch}::text is null or channel_id = ${ch}::text) group by author_id)
+      select m.author_id, m.name, m.messages, m.channels, coalesce(f.facts, 0) as facts,
+        coalesce(f.decisions, 0) as decisions
+      from m left join f on f.author_id = m.author_id
+      order by m.messages desc, coalesce(f.facts, 0) desc, m.name, m.author_id
+      limit ${q.limit}`.execute(this.db);
+    return rows.map((r) => ({
+      author_id: r.author_id as string,
+      author_name: r.name as string,
+      message_count: num(r.messages),
+      fact_count: num(r.facts),
+      decision_count: num(r.decisions),
+      channels: [...(typeof r.channels === 'string' ? JSON.parse(r.channels) : (r.channels as string[]))].sort(),
+    }));
+  }
+
+  /**
+   * Topic tags by facts (then name), at most `limit`, over every channel or one, with their channels' names and the
+   * trend of `topicTrend` (windows anchored at the newest fact's message time in the scope).
+   */
+  async topTopics(q: { channelId?: string | undefined; limit: number }): Promise<TopTopicRow[]> {
+    const ch = q.channelId ?? null;
+    const { rows } = await sql<Record<string, unknown>>`
+      with anchor as (select max(message_ts) as t from stats_facts
+          where (${ch}::text is null or channel_id = ${ch}::text)),
+        t as (
+          select jsonb_array_elements_text(f.topic_tags) as topic, f.channel_id, f.message_ts
+          from stats_facts f where (${ch}::text is null or f.channel_id = ${ch}::text))
+      select t.topic, count(*) as facts,
+        jsonb_agg(distinct coalesce(c.name, t.channel_id)) as channels,
+        count(*) filter (where t.message_ts > (select t from anchor) - interval '7 days') as recent,
+        count(*) filter (where t.message_ts <= (select t from anchor) - interval '7 days'
+          and t.message_ts > (select t from anchor) - interval '14 days') as previous
+      from t left join stats_channels c on c.channel_id = t.channel_id
+      group by t.topic
+      order by count(*) desc, t.topic
+      limit ${q.limit}`.execute(this.db);
+    return rows.map((r) => ({
+      topic: r.topic as string,
+      fact_count: num(r.facts),
+      channels: [...(typeof r.channels === 'string' ? JSON.parse(r.channels) : (r.channels as string[]))].sort(),
+      trend: topicTrend(num(r.recent), num(r.previous)),
+      recent_count: num(r.recent),
+      previous_count: num(r.previous),
+    }));
+  }
+
+  /**
+   * The newest `limit` activity entries the store knows, newest first: `sync_completed` per completed sync job,
+   * and per channel and UTC hour of extraction, one `fact_extracted` (messages whose current fact set was extracted
+   * then, with their facts) and one `entity_created` (entities first seen then, and the messages naming them).
+   */
+  async activity(limit: number): Promise<ActivityRow[]> {
+    const { rows } = await sql<Record<string, unknown>>`
+      (select 'fact_extracted' as type, max(extracted_at) as ts, channel_id, count(distinct message_id) as messages,
+          count(*) as facts, null::bigint as entities, null as job_id
+        from stats_facts group by channel_id, date_trunc('hour', extracted_at at time zone 'UTC')
+        order by ts desc limit ${limit})
+      union all
+      (select 'entity_created', max(first_seen_at), e.channel_id,
+          (select count(distinct s.message_id) from stats_entities s
+            where s.entity_id = any(array_agg(e.entity_id))),
+          null, count(*), null
+        from stats_entity_first e group by e.channel_id, date_trunc('hour', e.first_seen_at at time zone 'UTC')
+        order by 2 desc limit ${limit})
+      union all
+      (select 'sync_completed', completed_at, channel_id, messages_synced, facts_extracted, entities_created, job_id
+        from stats_sync_jobs where status = 'completed' and completed_at is not null
+        order by completed_at desc limit ${limit})
+      order by ts desc, type limit ${limit}`.execute(this.db);
+    return rows.map((r) => {
+      const type = r.type as ActivityRow['type'];
+      const base: ActivityRow = {
+        type,
+        timestamp: iso(r.ts)!,
+        channel_id: r.channel_id as string,
+        message_count: num(r.messages),
+      };
+      if (type === 'fact_extracted') return { ...base, fact_count: num(r.facts) };
+      if (type === 'entity_created') return { ...base, entity_count: num(r.entities) };
+      return {
+        ...base,
+        job_id: r.job_id as string,
+        fact_count: num(r.facts),
+        entity_count: num(r.entities),
+      };
+    });
+  }
+
+  /** Mean duration of completed sync jobs (completed_at − started_at), seconds; 0 when none completed. */
+  async avgSyncDurationSeconds(): Promise<number> {
+    const r = (
+      await sql<{ s: unknown }>`select avg(extract(epoch from (completed_at - started_at))) as s from stats_sync_jobs
+        where status = 'completed' and completed_at is not null and started_at is not null`.execute(this.db)
+    ).rows[0];
+    return Math.round(num(r?.s) * 100) / 100;
+  }
+
+  /**
+   * One row per channel (or the one channel) for GET /api/stats/export, by channel name. With `since` (ISO 8601),
+   * messages count by message time and facts by their message's time at or after it; entities are the channel's.
+   */
+  async exportRows(q: { channelId?: string | undefined; since?: string | undefined }): Promise<ExportChannelRow[]> {
+    const ch = q.channelId ?? null;
+    const since = q.since ?? null;
+    const { rows } = await sql<Record<string, unknown>>`select c.channel_id, c.name, c.platform,
+        coalesce(m.messages, 0) as messages, coalesce(m.authors, 0) as authors, m.earliest, m.latest,
+        coalesce(f.facts, 0) as facts, coalesce(f.decisions, 0) as decisions, coalesce(f.high, 0) as high,
+        coalesce(f.quality, 0) as quality, coalesce(e.entities, 0) as entities
+      from stats_channels c
+      left join (select channel_id, count(*) as messages, count(distinct author_id) as authors, min(ts) as earliest,
+          max(ts) as latest from stats_messages where not deleted
+          and (${since}::timestamptz is null or ts >= ${since}::timestamptz) group by channel_id) m
+        on m.channel_id = c.channel_id
+      left join (select channel_id, count(*) as facts, count(*) filter (where fact_type = 'decision') as decisions,
+          count(*) filter (where importance = 'high') as high, avg(quality) as quality from stats_facts
+          where (${since}::timestamptz is null or message_ts >= ${since}::timestamptz) group by channel_id) f
+        on f.channel_id = c.channel_id
+      left join (select channel_id, count(distinct entity_id) as entities from stats_entities group by channel_id) e
+        on e.channel_id = c.channel_id
+      where (${ch}::text is null or c.channel_id = ${ch}::text)
+      order by c.name, c.channel_id`.execute(this.db);
+    return rows.map((r) => ({
+      channel_id: r.channel_id as string,
+      channel_name: r.name as string,
+      platform: r.platform as string,
+      message_count: num(r.messages),
+      author_count: num(r.authors),
+      fact_count: num(r.facts),
+      decision_count: num(r.decisions),
+      high_importance_facts: num(r.high),
+      avg_fact_quality_score: Math.round(num(r.quality) * 1000) / 1000,
+      entity_count: num(r.entities),
+      earliest_message: iso(r.earliest),
+      latest_message: iso(r.latest),
+    }));
+  }
+
+  /**
+   * Wiki figures across channels in one query each, read from the wiki store's own tables (wiki_pages, wiki_versions,
+   * wiki_state; packages/stores/src/wiki, same database) instead of one WikiStore call per channel: pages of each
+   * channel's current wiki. Empty when the wiki tables do not exist.
+   */
+  async wikiPageCounts(): Promise<Map<string, number>> {
+    if (!(await this.hasTable('wiki_pages'))) return new Map();
+    const { rows } = await sql<{ channel_id: string; n: unknown }>`select channel_id, count(*) as n from wiki_pages
+      group by channel_id`.execute(this.db);
+    return new Map(rows.map((r) => [r.channel_id, num(r.n)]));
+  }
+
+  /** The newest `limit` wiki versions of every channel, newest first (see wikiPageCounts). */
+  async wikiVersions(
+    limit: number,
+  ): Promise<{ channel_id: string; version_number: number; generated_at: string; page_count: number }[]> {
+    if (!(await this.hasTable('wiki_versions'))) return [];
+    const { rows } = await sql<Record<string, unknown>>`select channel_id, version_number, generated_at, page_count
+      from wiki_versions order by generated_at desc, channel_id limit ${limit}`.execute(this.db);
+    return rows.map((r) => ({
+      channel_id: r.channel_id as string,
+      version_number: num(r.version_number),
+      generated_at: iso(r.generated_at)!,
+      page_count: num(r.page_count),
+    }));
+  }
+
+  /** Mean of each channel's last wiki generation time (wiki_state.last_duration_ms), seconds; 0 when none. */
+  async avgWikiGenerationSeconds(): Promise<number> {
+    if (!(await this.hasTable('wiki_state'))) return 0;
+    const r = (
+      await sql<{ s: unknown }>`select avg(last_duration_ms) / 1000.0 as s from wiki_state
+        where last_duration_ms is not null`.execute(this.db)
+    ).rows[0];
+    return Math.round(num(r?.s) * 100) / 100;
+  }
+
+  private async hasTable(name: string): Promise<boolean> {
+    const r = await sql<{ t: unknown }>`select to_regclass(${name}) as t`.execute(this.db);
+    return r.rows[0]?.t !== null && r.rows[0]?.t !== undefined;
+  }
+
+  /**
+   * The dead-letter depth per consumer group and topic: dead-lettered events not re-driven since (a group whose dead
+   * letters were all re-driven is listed with 0).
+   */
+  async deadLetters(): Promise<{ group: string; topic: string; count: number }[]> {
+    const { rows } = await sql<{ g: string; topic: string; n: unknown }>`select dl_group as g, topic,
+        count(*) filter (where redriven_at is null) as n
+      from stats_dead_letters group by dl_group, topic order by dl_group, topic`.execute(this.db);
+    return rows.map((r) => ({ group: r.g, topic: r.topic, count: num(r.n) }));
+  }
+
+  /** Adds one LLM call to the ledger (per UTC day, tier, provider and model). Not idempotent: call once per call. */
+  async recordLlmUsage(u: LlmUsageRecord): Promise<void> {
+    const day = (u.at ?? new Date()).toISOString().slice(0, 10);
+    await sql`insert into stats_llm_usage (day, tier, provider, model, calls, failed_calls, prompt_tokens,
+        completion_tokens, estimated_token_calls, cost_usd)
+      values (${day}::date, ${u.tier}, ${u.provider}, ${u.model}, 1, ${u.failed ? 1 : 0}, ${u.promptTokens},
+        ${u.completionTokens}, ${u.estimated ? 1 : 0}, ${u.costUsd})
+      on conflict (day, tier, provider, model) do update set calls = stats_llm_usage.calls + 1,
+        failed_calls = stats_llm_usage.failed_calls + excluded.failed_calls,
+        prompt_tokens = stats_llm_usage.prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = stats_llm_usage.completion_tokens + excluded.completion_tokens,
+        estimated_token_calls = stats_llm_usage.estimated_token_calls + excluded.estimated_token_calls,
+        cost_usd = stats_llm_usage.cost_usd + excluded.cost_usd`.execute(this.db);
+  }
+
+  /** LLM usage since the ledger began: calls (failed ones included), tokens, estimated cost in USD. */
+  async llmUsage(): Promise<LlmUsageTotals> {
+    const { rows } = await sql<Record<string, unknown>>`select tier, provider, model, sum(calls) as calls,
+        sum(failed_calls) as failed, sum(prompt_tokens) as prompt, sum(completion_tokens) as completion,
+        sum(cost_usd) as cost
+      from stats_llm_usage group by tier, provider, model order by tier, provider, model`.execute(this.db);
+    const by = rows.map((r) => ({
+      tier: r.tier as string,
+      provider: r.provider as string,
+      model: r.model as string,
+      calls: num(r.calls),
+      failed_calls: num(r.failed),
+      prompt_tokens: num(r.prompt),
+      completion_tokens: num(r.completion),
+      cost_usd: num(r.cost),
+    }));
+    const sum = (k: 'calls' | 'failed_calls' | 'prompt_tokens' | 'completion_tokens' | 'cost_usd') =>
+      by.reduce((s, r) => s + r[k], 0);
+    return {
+      total_llm_calls: sum('calls'),
+      failed_llm_calls: sum('failed_calls'),
+      prompt_tokens: sum('prompt_tokens'),
+      completion_tokens: sum('completion_tokens'),
+      total_llm_tokens: sum('prompt_tokens') + sum('completion_tokens'),
+      estimated_cost_usd: Math.round(sum('cost_usd') * 1e6) / 1e6,
+      by_model: by,
+    };
+  }
+}
