@@ -4,7 +4,9 @@
  * plan (read and map the export), append (one atomic append), project (every projector to lag 0).
  * The baseline beside it is the same run with a no-op extractor (no facts): the cost of the log and
  * the stores alone, so `extraction share` is what fact extraction adds. A third run keeps fact extraction
- * but extracts no entities: `graph share` is what entity extraction and the graph store add.
+ * but extracts no entities: `graph share` is what entity extraction and the graph store add. A fourth run turns write
+ * intents off (no WriteIntentCreated, no store outcomes, no reconciler projector): `intents share` is what the write
+ * intents add (spec "Write intent (two-phase persist)"). `BENCH_SETS=slack-olake,discord-ethglobal` picks data sets.
  */
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
@@ -25,11 +27,12 @@ const noEntities: EntityExtractor = {
   extract: async () => ({ entities: [], relationships: [], supersessions: [], people: [], decisions: [] }),
 };
 
-const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: EntityExtractor) => {
+const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: EntityExtractor, writeIntents = true) => {
   const t0 = performance.now();
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
   if (extractor) rt.extractor = extractor;
   if (entityExtractor) rt.entityExtractor = entityExtractor;
+  rt.writeIntents = writeIntents;
   const t1 = performance.now();
   const plan = await planImport(dir);
   const t2 = performance.now();
@@ -43,13 +46,16 @@ const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: Ent
 };
 
 const rows: string[][] = [];
-for (const [name, rel] of SETS) {
+const picked = process.env.BENCH_SETS?.split(',').map((x) => x.trim());
+for (const [name, rel] of SETS.filter(([n]) => !picked || picked.includes(n))) {
   const dir = path.join(DATA, rel);
   const base = await run(dir, noop);
   const noGraph = await run(dir, undefined, noEntities);
+  const noIntents = await run(dir, undefined, undefined, false);
   const full = await run(dir);
   const ingest = full.plan + full.append + full.project;
   const noGraphIngest = noGraph.plan + noGraph.append + noGraph.project;
+  const noIntentsIngest = noIntents.plan + noIntents.append + noIntents.project;
   rows.push([
     name,
     String(full.messages),
@@ -64,6 +70,8 @@ for (const [name, rel] of SETS) {
     `${Math.round((1 - (base.plan + base.append + base.project) / ingest) * 100)}%`,
     String(Math.round(full.messages / (noGraphIngest / 1000))),
     `${Math.round((1 - noGraphIngest / ingest) * 100)}%`,
+    String(Math.round(full.messages / (noIntentsIngest / 1000))),
+    `${Math.round((1 - noIntentsIngest / ingest) * 100)}%`,
   ]);
 }
 const head = [
@@ -80,6 +88,8 @@ const head = [
   'extraction share',
   'msg/s no graph',
   'graph share',
+  'msg/s no intents',
+  'intents share',
 ];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

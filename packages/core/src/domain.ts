@@ -182,6 +182,11 @@ export const DeadLettered = z.object({
   error: z.string(),
   attempts: z.number().int(),
   failedAt: z.string(),
+  /**
+   * v2: the original event's data as JSON text (re-driven by admins); null on v1 events, which did not keep it
+   * (such an item can be listed but not re-driven).
+   */
+  eventData: z.string().nullable().optional(),
 });
 export type DeadLettered = z.infer<typeof DeadLettered>;
 
@@ -272,6 +277,8 @@ export const EntitiesExtracted = z.object({
   entities: z.array(ExtractedEntity),
   relationships: z.array(ExtractedRelationship),
   supersessions: z.array(Supersession),
+  /** v2: the write intent of the fact set this came from (writeIntentId), or null (a retraction, v1 events). */
+  intentId: z.string().nullable().optional(),
 });
 export type EntitiesExtracted = z.infer<typeof EntitiesExtracted>;
 

@@ -8,8 +8,12 @@ import type {
   MessageDeleted,
   MessageIngested,
 } from './domain.js';
+import type { DeadLetterRedriven, StoreWriteApplied, StoreWriteFailed, WriteIntentCreated } from './intents.js';
 import type { SyncScheduleUpdated } from './schedule.js';
 import type { SyncCancelled, SyncJobUpdated, SyncRequested } from './sync.js';
+
+// Write intents and dead-letter re-drives: their data types and ids (re-exported with the events, see intents.ts).
+export * from './intents.js';
 
 /** Topic names (ARCHITECTURE.md "Topics"); every topic is keyed by channel_id unless noted. */
 export const TOPICS = {
@@ -39,6 +43,10 @@ export interface EventDataMap {
   SyncCancelled: SyncCancelled;
   SyncJobUpdated: SyncJobUpdated;
   SyncScheduleUpdated: SyncScheduleUpdated;
+  WriteIntentCreated: WriteIntentCreated;
+  StoreWriteApplied: StoreWriteApplied;
+  StoreWriteFailed: StoreWriteFailed;
+  DeadLetterRedriven: DeadLetterRedriven;
 }
 export type EventType = keyof EventDataMap;
 

@@ -1,4 +1,6 @@
 export * from './breaker.js';
+export * from './breaker-port.js';
+export * from './breaker-registry.js';
 export * from './config.js';
 export * from './credentials.js';
 export * from './domain.js';

@@ -29,7 +29,8 @@ export const groupOf = (projector: { name: string }): string => `atlas.projector
 /**
  * Runs a projector as a member of its consumer group. A batch that fails with a retriable error
  * (a store down) is redelivered with backoff; a non-retriable failure is narrowed to the failing
- * event, which is retried `maxAttempts` times and then appended to `atlas.dead-letters`.
+ * event, which is retried `maxAttempts` times and then appended to `atlas.dead-letters` as `DeadLettered` with the
+ * error and the original event (type, key and data as JSON), and the partition goes on with the next event.
  */
 export const runProjector = async <D>(
   eventLog: EventLog,
@@ -57,6 +58,8 @@ export const runProjector = async <D>(
           error: err instanceof Error ? err.message : String(err),
           attempts,
           failedAt: new Date().toISOString(),
+          // v2: the original event's data, so an admin can re-drive it (POST /api/admin/dead-letters/{id}/redrive).
+          eventData: JSON.stringify(event.data),
         },
       },
     ]);

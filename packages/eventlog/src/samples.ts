@@ -1,9 +1,18 @@
-import { type EventDataMap, type EventType, entityUuid, factUuid, messageUuid } from '@atlas/core';
+import {
+  deadLetterId,
+  type EventDataMap,
+  type EventType,
+  entityUuid,
+  factUuid,
+  messageUuid,
+  writeIntentId,
+} from '@atlas/core';
 
 const messageId = messageUuid('platform_a', 'C03S1KBA2', '1517789022.000033');
 const factId = factUuid(messageId, 'alice decided to move the build to deps.edn');
 const alice = entityUuid('C03S1KBA2', 'Person', 'alice');
 const decision = entityUuid('C03S1KBA2', 'Decision', 'Move the build to deps.edn');
+const intentId = writeIntentId({ messageId, extractedAt: '2018-02-06T00:00:00.000Z' });
 
 /** One valid example of every event type (used by the schema tests and fixture recorder). */
 export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
@@ -133,6 +142,7 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
         reason: 'a later decision on the same topic',
       },
     ],
+    intentId,
   },
   DeadLettered: {
     group: 'atlas.projector.facts',
@@ -144,6 +154,7 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     error: 'extractor failed',
     attempts: 5,
     failedAt: '2018-02-06T00:00:00.000Z',
+    eventData: JSON.stringify({ messageId, channelId: 'C03S1KBA2', text: 'Will there be a Clojure/West this year?' }),
   },
   ChannelSettingsUpdated: {
     channelId: 'C03S1KBA2',
@@ -198,5 +209,42 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     schedule: '*/30 9-18 * * mon-fri',
     enabled: true,
     updatedAt: '2018-02-06T00:00:00.000Z',
+  },
+  WriteIntentCreated: {
+    intentId,
+    messageId,
+    channelId: 'C03S1KBA2',
+    factCount: 2,
+    extractedAt: '2018-02-06T00:00:00.000Z',
+    factsPartition: 1,
+    factsOffset: 1234,
+    vector: 'pending',
+    graph: 'pending',
+    createdAt: '2018-02-06T00:00:00.000Z',
+  },
+  StoreWriteApplied: {
+    intentId,
+    store: 'graph',
+    messageId,
+    channelId: 'C03S1KBA2',
+    outcome: 'written',
+    attempt: 0,
+    appliedAt: '2018-02-06T00:00:01.000Z',
+  },
+  StoreWriteFailed: {
+    intentId,
+    store: 'vector',
+    messageId,
+    channelId: 'C03S1KBA2',
+    error: 'embedding provider unavailable',
+    attempt: 2,
+    failedAt: '2018-02-06T00:30:00.000Z',
+  },
+  DeadLetterRedriven: {
+    deadLetterId: deadLetterId({ group: 'atlas.projector.facts', topic: 'atlas.messages', partition: 1, offset: 42 }),
+    topic: 'atlas.messages',
+    partition: 1,
+    offset: 97,
+    redrivenAt: '2018-02-07T00:00:00.000Z',
   },
 };

@@ -5,14 +5,18 @@ import {
   ChannelDiscovered,
   ChannelSettingsUpdated,
   DeadLettered,
+  DeadLetterRedriven,
   EntitiesExtracted,
   FactsExtracted,
   MessageDeleted,
   MessageIngested,
+  StoreWriteApplied,
+  StoreWriteFailed,
   SyncCancelled,
   SyncJobUpdated,
   SyncRequested,
   SyncScheduleUpdated,
+  WriteIntentCreated,
 } from '@atlas/core';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +39,10 @@ const zodOf = {
   SyncCancelled,
   SyncJobUpdated,
   SyncScheduleUpdated,
+  WriteIntentCreated,
+  StoreWriteApplied,
+  StoreWriteFailed,
+  DeadLetterRedriven,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */
@@ -100,6 +108,26 @@ describe('Avro schemas', () => {
       const reader = schemas.get(type!)!;
       const value = reader.avro.fromBuffer(readFileSync(path.join(dir, file)), reader.avro.createResolver(writer));
       zodOf[type as keyof typeof zodOf].parse(value);
+    }
+  });
+
+  it('reads v1 DeadLettered and EntitiesExtracted bytes with the v2 readers: eventData and intentId are null', () => {
+    const dir = path.join(SCHEMAS_DIR, 'fixtures');
+    for (const [type, field] of [
+      ['DeadLettered', 'eventData'],
+      ['EntitiesExtracted', 'intentId'],
+    ] as const) {
+      const writer = avro.Type.forSchema(
+        JSON.parse(readFileSync(path.join(dir, `${type}.v1.avsc`), 'utf8')) as avro.Schema,
+      );
+      const reader = schemas.get(type)!;
+      const v1 = reader.avro.fromBuffer(
+        readFileSync(path.join(dir, `${type}.v1.bin`)),
+        reader.avro.createResolver(writer),
+      ) as Record<string, unknown>;
+      expect(v1[field]).toBeNull();
+      const v2 = reader.avro.fromBuffer(readFileSync(path.join(dir, `${type}.v2.bin`))) as Record<string, unknown>;
+      expect(v2[field]).toBe((SAMPLE_EVENTS[type] as Record<string, unknown>)[field]);
     }
   });
 });

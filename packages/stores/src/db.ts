@@ -66,6 +66,12 @@ export const openDatabase = async (opts: OpenDatabaseOptions): Promise<DatabaseH
       await admin.end();
     }
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, options });
+    // A client whose connection the server ends (a restart, pg_terminate_backend, a network cut) is dropped by
+    // the pool; without a listener its 'error' would crash the process. The next query reconnects or fails, and that
+    // failure reaches the store's breaker (spec "Degraded behaviour": document store down).
+    pool.on('error', () => undefined);
+    // The same for a client checked out between two queries (a transaction): its query fails instead.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     await sql`create extension if not exists pg_trgm schema public`.execute(db).catch(() => undefined);
     return { db, kind: 'postgres', refreshStatistics: async () => [], close: () => db.destroy() };

@@ -16,7 +16,7 @@ import { statsRoutes } from './routes/stats.js';
 import { syncRoutes } from './routes/sync.js';
 import { syncScheduleRoutes } from './routes/sync-schedules.js';
 import { wikiRoutes } from './routes/wiki.js';
-import { registerTelemetry } from './telemetry.js';
+import { registerTelemetry, requestIdOptions } from './telemetry.js';
 
 /**
  * Builds the Fastify query service on the given ports; `listen()` is the caller's (tests use
@@ -26,6 +26,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   const app = Fastify({
     logger: false,
     bodyLimit: 12 * 1024 * 1024,
+    ...requestIdOptions, // x-request-id in, or a UUID; logged as reqId and echoed (telemetry.ts)
     ...opts,
   });
   app.setValidatorCompiler(validatorCompiler);

@@ -7,3 +7,4 @@ export * from './ask/stream-rules.js';
 export * from './graph-expansion.js';
 export * from './ports.js';
 export * from './search.js';
+export * from './telemetry.js';

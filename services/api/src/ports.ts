@@ -3,11 +3,14 @@ import type { LagRow } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { AskStore, DocumentStore, GraphStore, KeywordIndex, VectorStore, WikiStore } from '@atlas/stores';
 import type { WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
-import type { AskAttachment, AskLlm } from './ask/engine.js';
+import type { AskAttachment, AskLlm, AskPorts } from './ask/engine.js';
+import type { AdminPorts } from './routes/admin.js';
 import type { ConnectionPorts } from './routes/connections.js';
+import type { StatsPorts } from './routes/stats.js';
 import type { SyncPorts } from './routes/sync.js';
 import type { SchedulePorts } from './routes/sync-schedules.js';
 import type { GraphExpansion } from './search.js';
+import type { TelemetrySources } from './telemetry.js';
 
 /** A dependency's state as the spec's GET /api/health reports it. */
 export type DependencyStatus = 'healthy' | 'degraded' | 'failing';
@@ -59,6 +62,8 @@ export interface ApiPorts {
     llm: { quality: AskLlm | null; fast: AskLlm | null };
     graphRetrieval: GraphExpansion | null;
     rateLimitPerMinute?: number;
+    /** Web search for external sub-queries (WEB_SEARCH_URL, 5 s breaker); absent or null: none configured. */
+    webSearch?: AskPorts['webSearch'];
   };
   /**
    * Text (or an image) from an uploaded file or a base64 attachment (spec "POST /api/ask/upload": PDF, PNG, JPEG,
@@ -83,4 +88,13 @@ export interface ApiPorts {
   channelCommands?: {
     append(command: NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>): Promise<void>;
   };
+  /**
+   * The stats projector's store and the connections (every /api/stats route but health). Absent: those routes answer
+   * 404 and GET /api/stats/metrics reports no LLM usage, sync or wiki times.
+   */
+  stats?: StatsPorts;
+  /** What Prometheus /metrics reads besides the request histogram and the lag (see TelemetrySources). */
+  telemetry?: TelemetrySources;
+  /** Write intents (POST /api/admin/reconcile, write-intents) and dead letters. Absent: those routes are not registered. */
+  admin?: AdminPorts;
 }

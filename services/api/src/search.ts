@@ -1,4 +1,4 @@
-import { FactType, Importance } from '@atlas/core';
+import { AtlasError, FactType, Importance } from '@atlas/core';
 import type { Embedder } from '@atlas/providers';
 import type { DocumentStore, KeywordIndex, MemoryDetailView, VectorStore } from '@atlas/stores';
 import { z } from 'zod';
@@ -100,12 +100,26 @@ interface Candidate {
   highlights: string[];
 }
 
+/**
+ * A store or provider outage (AtlasError STORE_UNAVAILABLE / PROVIDER_UNAVAILABLE, retriable: the breaker is open,
+ * the call timed out or the server is unreachable): search answers without that signal instead of failing.
+ */
+export const isOutage = (err: unknown): boolean =>
+  err instanceof AtlasError &&
+  err.retriable &&
+  (err.code === 'STORE_UNAVAILABLE' || err.code === 'PROVIDER_UNAVAILABLE');
+
 /** The query's unit vector, or null when there is no embedder or it fails (then search is keyword-only). */
-const queryVector = async (vectors: SearchPorts['vectors'], query: string): Promise<number[] | null> => {
+const queryVector = async (
+  vectors: SearchPorts['vectors'],
+  query: string,
+  degraded?: Set<'vector_store' | 'embedding_provider'>,
+): Promise<number[] | null> => {
   if (!vectors || /^\s*\*?\s*$/.test(query)) return null;
   try {
     return (await vectors.embedder.embed([query]))[0] ?? null;
   } catch {
+    degraded?.add('embedding_provider');
     return null;
   }
 };
@@ -136,11 +150,21 @@ export interface SearchPorts {
  * matches, plus vector-only candidates in vector and hybrid modes; with `opts.count` false (callers that only rank,
  * like ask) the keyword matches are not counted and total counts the candidates; `opts.memories`, when given, is
  * filled with the memory records of the candidates (callers that need more of the results' fields read them there).
+ *
+ * Degraded modes (spec "Degraded behaviour when a dependency fails"): the embedding provider down (or its breaker
+ * open) → keyword only; the vector store down (search fails with STORE_UNAVAILABLE, breaker open or 5 s timeout) →
+ * keyword only too (the keyword index is a store of its own); in both `search_method` says `keyword`, and
+ * `opts.degraded`, when given, gets `embedding_provider` / `vector_store` added. The keyword index or the document
+ * store down fails the search (AtlasError STORE_UNAVAILABLE, 503).
  */
 export const searchMemories = async (
   ports: SearchPorts,
   body: SearchBody,
-  opts: { count?: boolean; memories?: Map<string, MemoryDetailView & { permalink: string }> } = {},
+  opts: {
+    count?: boolean;
+    memories?: Map<string, MemoryDetailView & { permalink: string }>;
+    degraded?: Set<'vector_store' | 'embedding_provider'>;
+  } = {},
 ): Promise<SearchResponse> => {
   const started = performance.now();
   const f = body.filters;
@@ -166,13 +190,26 @@ export const searchMemories = async (
       facets: body.facets,
       total: opts.count,
     });
-  const [vector, early, graphScores] = await Promise.all([
-    body.search_mode === 'keyword' ? null : queryVector(ports.vectors, body.query),
+  const [queried, early, graphScores] = await Promise.all([
+    body.search_mode === 'keyword' ? null : queryVector(ports.vectors, body.query, opts.degraded),
     body.search_mode === 'vector' ? null : keywordSearch(),
     ports.graphExpansion && body.search_mode !== 'keyword'
       ? ports.graphExpansion(body.query, body.channel_id).catch(() => new Map<string, number>()) // graph down: semantic only
       : new Map<string, number>(),
   ]);
+  // The vector store's nearest facts; the store down → keyword only (spec: vector store timeout, 5 s).
+  let vector = queried;
+  let vectorHits: { factId: string; score: number }[] = [];
+  if (vector && ports.vectors) {
+    const { store, embedder } = ports.vectors;
+    try {
+      vectorHits = await store.search({ channelId: body.channel_id, vector, model: embedder.id, limit: k, filters });
+    } catch (err) {
+      if (!isOutage(err)) throw err;
+      opts.degraded?.add('vector_store');
+      vector = null;
+    }
+  }
   const method: SearchResponse['search_method'] = vector === null ? 'keyword' : body.search_mode;
   const candidates = new Map<string, Candidate>();
   let total = 0;
@@ -186,8 +223,7 @@ export const searchMemories = async (
   }
   if (vector && ports.vectors) {
     const { store, embedder } = ports.vectors;
-    const hits = await store.search({ channelId: body.channel_id, vector, model: embedder.id, limit: k, filters });
-    for (const h of hits) {
+    for (const h of vectorHits) {
       const c = candidates.get(h.factId);
       if (c) c.vector = h.score;
       else {
@@ -204,8 +240,17 @@ export const searchMemories = async (
       if (!candidates.has(id))
         candidates.set(id, { factId: id, keyword: method === 'hybrid' ? 0 : null, vector: null, highlights: [] });
     const missing = [...candidates.values()].filter((c) => c.vector === null).map((c) => c.factId);
-    const sims = await store.similarities({ vector, model: embedder.id, factIds: missing });
+    const sims = await store.similarities({ vector, model: embedder.id, factIds: missing }).catch((err: unknown) => {
+      if (!isOutage(err)) throw err;
+      opts.degraded?.add('vector_store'); // failed between two calls: those candidates rank without a cosine
+      return new Map<string, number>();
+    });
     for (const id of missing) candidates.get(id)!.vector = sims.get(id) ?? 0;
+  } else {
+    // No vectors (embedder or vector store down): the graph's facts still join, ranked by keyword 0 and the graph
+    // score (spec "Query fallbacks": a vector timeout gives graph results).
+    for (const id of graphScores.keys())
+      if (!candidates.has(id)) candidates.set(id, { factId: id, keyword: 0, vector: null, highlights: [] });
   }
   // vector_score: the cosine over the best cosine of the candidates, so that, like keyword_score, the best match is 1.
   const bestCosine = Math.max(...[...candidates.values()].map((c) => c.vector ?? 0), Number.EPSILON);

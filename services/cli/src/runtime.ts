@@ -1,14 +1,20 @@
 import { type ApiPorts, askLlmOf, graphExpansion, type HealthCheck } from '@atlas/api';
-import { TOPICS } from '@atlas/core';
+import { breakerSnapshots, healthOfBreakers, TOPICS } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
 import { platformClient } from '@atlas/platforms';
 import {
   appendChannelCommand,
   backfillEmbeddings,
   backfillRuntimeEntities,
+  embeddingDeps,
   nextCronRun,
   projectorLagRows,
   type Runtime,
+  reconcileDeps,
+  redriveAllDeadLetters,
+  redriveDeadLetter,
+  redriveDeps,
+  runReconcilePass,
 } from '@atlas/projectors';
 import { extractUpload } from '@atlas/providers';
 import { sql } from 'kysely';
@@ -28,36 +34,74 @@ export {
   waitForProjectors,
 } from '@atlas/projectors';
 
-/** The health probes of GET /api/health; dependencies this build does not have yet report `degraded`. */
+/**
+ * The checks of GET /api/health and the alert monitor, by the spec's dependency names (spec "Stats and health",
+ * "Health status values"). A dependency behind circuit breakers (the runtime's stores, embedder and web search, the
+ * LLM chains' providers) is `failing` while its breaker is OPEN and `degraded` while HALF_OPEN (probing), without a
+ * probe; CLOSED, a live probe through the guarded port says `healthy` or fails (`failing`, via probeHealth). Not
+ * configured: vector store and embedding provider with EMBEDDING_PROVIDER=none, web search without WEB_SEARCH_URL and
+ * the LLM without LLM_BASE_URL report `degraded` (their fallbacks serve: keyword-only search, internal-only results,
+ * extractive answers).
+ */
 export const healthChecks = (rt: Runtime): HealthCheck[] => {
-  const ping = (q: () => Promise<unknown>) => async () => {
-    await q();
-    return 'healthy' as const;
-  };
-  const notYet = (name: string): HealthCheck => ({ name, check: async () => 'degraded' });
+  const byBreakers = (dependency: string) =>
+    healthOfBreakers(rt.breakers.filter((b) => b.dependency === dependency).map((b) => b.snapshot()));
+  /**
+   * OPEN: `failing`, no call sent. Else the probe through the guarded port: CLOSED and it answers, `healthy`; HALF_OPEN,
+   * the probe is the breaker's one trial call (so an idle dependency that came back is closed by the health checks,
+   * and its queued writes are backfilled): it answers, `healthy`; another call is probing, `degraded`; it fails,
+   * `failing` (probeHealth).
+   */
+  const check =
+    (dependency: string, probe: () => Promise<unknown>): HealthCheck['check'] =>
+    async () => {
+      const state = byBreakers(dependency);
+      if (state === 'failing') return 'failing';
+      try {
+        await probe();
+      } catch (err) {
+        const rejected = (err as { details?: { state?: string } }).details?.state === 'HALF_OPEN';
+        if (state === 'degraded' && rejected) return 'degraded';
+        throw err;
+      }
+      return byBreakers(dependency) === 'degraded' ? 'degraded' : 'healthy';
+    };
+  const notConfigured = (name: string): HealthCheck => ({ name, check: async () => 'degraded' });
+  const embeddings = rt.embeddings;
   return [
-    { name: 'document_store', check: ping(() => sql`select 1`.execute(rt.database.db)) },
-    { name: 'event_log', check: ping(() => sql`select count(*) from eventlog_topics`.execute(rt.database.db)) },
-    { name: 'keyword_index', check: ping(() => rt.keyword.search({ query: '*', channelId: null, limit: 1 })) },
-    rt.embeddings
-      ? { name: 'vector_store', check: ping(() => rt.embeddings!.vectors.count()) }
-      : notYet('vector_store'), // none: search is keyword-only (spec degraded mode)
-    rt.embeddings
-      ? { name: 'embedding_provider', check: ping(() => rt.embeddings!.embedder.embed(['health check'])) }
-      : notYet('embedding_provider'),
-    { name: 'graph_store', check: ping(() => rt.graph.ping()) },
+    { name: 'document_store', check: check('document_store', () => sql`select 1`.execute(rt.database.db)) },
+    {
+      name: 'event_log',
+      check: check('event_log', () => sql`select count(*) from eventlog_topics`.execute(rt.database.db)),
+    },
+    {
+      name: 'keyword_index',
+      check: check('keyword_index', () => rt.keyword.search({ query: '*', channelId: null, limit: 1 })),
+    },
+    embeddings
+      ? { name: 'vector_store', check: check('vector_store', () => embeddings.vectors.count()) }
+      : notConfigured('vector_store'), // none: search is keyword-only (spec degraded mode)
+    embeddings
+      ? {
+          name: 'embedding_provider',
+          // A provider that has not answered yet is not probed (the local model loads on its first real call).
+          check: check('embedding_provider', async () => {
+            const e = embeddings.embedder as { isWarm?: boolean };
+            if (e.isWarm !== false) await embeddings.embedder.embed(['health check']);
+          }),
+        }
+      : notConfigured('embedding_provider'),
+    { name: 'graph_store', check: check('graph_store', () => rt.graph.ping()) },
     {
       // Offline (no provider configured): degraded, the regex fast path and extractive answers serve. Configured:
       // healthy while every provider's breaker is closed, failing when all are open, else degraded.
       name: 'llm_provider',
-      check: async () => {
-        const links = [...(rt.llm.fast?.health() ?? []), ...(rt.llm.quality?.health() ?? [])];
-        if (links.length === 0) return 'degraded';
-        if (links.every((l) => l.state === 'CLOSED')) return 'healthy';
-        return links.every((l) => l.state === 'OPEN') ? 'failing' : 'degraded';
-      },
+      check: async () =>
+        healthOfBreakers([...(rt.llm.fast?.health() ?? []), ...(rt.llm.quality?.health() ?? [])]) ?? 'degraded',
     },
-    notYet('web_search_provider'),
+    rt.webSearch
+      ? { name: 'web_search_provider', check: async () => byBreakers('web_search_provider') ?? 'healthy' }
+      : notConfigured('web_search_provider'),
   ];
 };
 
@@ -72,7 +116,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
   startedAt,
   eventLog: { kind: rt.logKind, lag: () => projectorLagRows(rt) },
   vectors: rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors },
-  backfillEmbeddings: rt.embeddings && (() => backfillEmbeddings(rt.embeddings!)),
+  backfillEmbeddings: rt.embeddings && (() => backfillEmbeddings(embeddingDeps(rt))),
   wiki: rt.wiki,
   generateWiki: rt.wikiGenerator && ((channelId, mode) => rt.wikiGenerator!.generate(channelId, mode)),
   nextWikiRebuild: () => nextCronRun(rt.cfg.WIKI_REBUILD_CRON),
@@ -89,6 +133,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
       fast: rt.llm.fast && askLlmOf(rt.llm.fast),
     },
     graphRetrieval: graphExpansion(rt.graph, questionEntities),
+    webSearch: rt.webSearch,
   },
   connections: {
     store: rt.connections,
@@ -116,4 +161,27 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
     },
   },
   channelCommands: { append: (command) => appendChannelCommand(rt, command) },
+  // Write intents (POST /api/admin/reconcile, /api/admin/write-intents) and dead letters (/api/admin/dead-letters).
+  admin: {
+    reconcile: { run: () => runReconcilePass(reconcileDeps(rt)), intents: rt.intents },
+    deadLetters: {
+      store: rt.deadLetters,
+      redrive: (id) => redriveDeadLetter(redriveDeps(rt), id),
+      redriveAll: (filter) => redriveAllDeadLetters(redriveDeps(rt), filter),
+    },
+  },
+  stats: { store: rt.stats, connections: rt.connections },
+  telemetry: {
+    registries: [rt.metrics.registry], // projector events, LLM calls / tokens / cost of this process
+    // Every breaker of the process (stores, embedder, LLM providers), by the dependency it guards.
+    breakers: () => breakerSnapshots().map((b) => ({ name: b.name, dependency: b.dependency, state: b.state })),
+    deadLetters: () => rt.stats.deadLetters(),
+    deadLetterQueue: async () =>
+      Object.entries(await rt.deadLetters.counts()).map(([status, count]) => ({ status, count })),
+    // Write intents by state (the reconciler projector's store); no series when write intents are off.
+    writeIntents: async () =>
+      rt.writeIntents
+        ? Object.entries(await rt.intents.countByState()).map(([state, count]) => ({ state, count }))
+        : [],
+  },
 });

@@ -1,14 +1,17 @@
-import { type ChannelDataDeleted, type FactsExtracted, isRetriable, TOPICS } from '@atlas/core';
-import type { Projector } from '@atlas/eventlog';
+import { type ChannelDataDeleted, type FactsExtracted, isRetriable, TOPICS, writeIntentId } from '@atlas/core';
+import type { EventLog, Projector } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
 import { runsOfType } from './documents.js';
 import { embeddingText, filterFields } from './keyword.js';
+import { emitOutcomes, errorText, type StoreOutcome, setOutcomes } from './reconciler.js';
 
 export interface EmbeddingsDeps {
   embedder: Embedder;
   vectors: VectorStore;
   backlog: EmbeddingBacklog;
+  /** Where the vector store's write outcomes go (atlas.intents, spec "Write intent"); null or absent: not reported. */
+  intentLog?: EventLog | null;
 }
 
 /** Embeds the facts of some fact sets and replaces each message's vectors. Throws what the embedder throws. */
@@ -36,7 +39,9 @@ export const embedSets = async (
 /**
  * FactsExtracted → fact vectors (spec "Ingestion pipeline": embedding, not required). When the embedding
  * provider is down the sets go to the embedding backlog and the batch still commits: facts stay
- * keyword-searchable, and POST /api/admin/backfill/embeddings embeds them later. Idempotent on factId.
+ * keyword-searchable, and POST /api/admin/backfill/embeddings (or the reconciler) embeds them later. Idempotent on
+ * factId. Each set with facts reports its write intent's vector outcome to atlas.intents: StoreWriteApplied once
+ * written, StoreWriteFailed when queued.
  * ChannelDataDeleted (atlas.facts copy) removes the channel's vectors and its queued sets, in order.
  */
 export const embeddingsProjector: Projector<EmbeddingsDeps> = {
@@ -67,13 +72,38 @@ export const embeddingsProjector: Projector<EmbeddingsDeps> = {
 
 /** Embeds the sets, or queues them for backfill when the embedding provider is down (PROVIDER_*, retriable). */
 const embedOrQueue = async (sets: FactsExtracted[], deps: EmbeddingsDeps): Promise<void> => {
+  let outcome: StoreOutcome = { outcome: 'written' };
   try {
     await embedSets(sets, deps);
     await deps.backlog.remove(sets.map((s) => s.messageId)); // an older queued set must not overwrite these later
   } catch (err) {
     if (!isRetriable(err) || !String((err as { code?: string }).code).startsWith('PROVIDER')) throw err;
     await deps.backlog.add(sets);
+    outcome = { error: `queued for embedding: ${errorText(err)}` };
   }
+  await emitOutcomes(deps.intentLog, setOutcomes(sets, 'vector', outcome));
+};
+
+/**
+ * The reconciler's retry of a write intent's vector write (spec "Write intent": fan-out retried): embeds the
+ * message's queued fact set and replaces its vectors (embedSets, idempotent on factId), then takes it off the
+ * backlog. `superseded` when a newer set of the message is queued instead; an error outcome when the provider
+ * fails again; null when nothing is queued for the message.
+ */
+export const retryVectorWrite = async (
+  deps: EmbeddingsDeps,
+  intent: { intent_id: string; message_id: string },
+): Promise<StoreOutcome | null> => {
+  const set = (await deps.backlog.get([intent.message_id])).get(intent.message_id);
+  if (!set) return null;
+  if (writeIntentId(set) !== intent.intent_id) return { outcome: 'superseded' };
+  try {
+    await embedSets([set], deps);
+  } catch (err) {
+    return { error: errorText(err) };
+  }
+  await deps.backlog.remove([set.messageId]);
+  return { outcome: 'written' };
 };
 
 /** Drains the embedding backlog in batches (spec Limits: embedding backfill batch 100) until empty or the provider fails. */
@@ -87,6 +117,7 @@ export const backfillEmbeddings = async (
     if (sets.length === 0) break;
     await embedSets(sets, deps);
     await deps.backlog.remove(sets.map((s) => s.messageId));
+    await emitOutcomes(deps.intentLog, setOutcomes(sets, 'vector', { outcome: 'written' }));
     processed += sets.length;
   }
   return { processed, remaining: await deps.backlog.count() };

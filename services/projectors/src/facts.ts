@@ -8,6 +8,7 @@ import {
   PLATFORM_A_SYSTEM_SUBTYPES,
   type StoredEvent,
   TOPICS,
+  writeIntentId,
 } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
 import { type FactExtractor, preprocess, selectFacts, type ThreadContext } from '@atlas/pipeline';
@@ -25,6 +26,12 @@ export interface FactsDeps {
   threads: ThreadRootStore;
   /** Facts under this quality score are not stored (spec: QUALITY_THRESHOLD, default 0.5). */
   qualityThreshold: number;
+  /**
+   * Write intents (spec "Write intent (two-phase persist)"): when set, every fact set with facts gets a
+   * WriteIntentCreated on atlas.intents, with the vector store `pending` (or `skipped` when `vector` is false: no
+   * vector store) and the graph store `pending`. Null or absent: no intents.
+   */
+  intents?: { vector: boolean } | null;
 }
 
 /** The platform id of the message this one continues: the Discord message replied to, or the Slack thread root. */
@@ -95,8 +102,44 @@ export const factsProjector: Projector<FactsDeps> = {
       }
     }
     await flush();
-    await deps.eventLog.append(TOPICS.facts, out);
+    const positions = await deps.eventLog.append(TOPICS.facts, out);
+    // Phase 1 of each set's write intent, after the sets: a crash in between leaves outcomes without an intent (never
+    // folded into a pending one), and the redelivered batch makes new sets with new intents.
+    if (deps.intents) await deps.eventLog.append(TOPICS.intents, intentsOf(out, positions, deps.intents.vector));
   },
+};
+
+/** Pure: WriteIntentCreated of each appended fact set with facts (`positions[i]` is where `out[i]` went). */
+const intentsOf = (
+  out: readonly NewEvent[],
+  positions: readonly { partition: number; offset: number }[],
+  vector: boolean,
+): NewEvent<'WriteIntentCreated'>[] => {
+  const createdAt = new Date().toISOString();
+  const intents: NewEvent<'WriteIntentCreated'>[] = [];
+  out.forEach((e, i) => {
+    if (e.type !== 'FactsExtracted') return;
+    const s = e.data as FactsExtracted;
+    if (s.facts.length === 0) return;
+    const intentId = writeIntentId(s);
+    intents.push({
+      type: 'WriteIntentCreated',
+      key: intentId,
+      data: {
+        intentId,
+        messageId: s.messageId,
+        channelId: s.channelId,
+        factCount: s.facts.length,
+        extractedAt: s.extractedAt,
+        factsPartition: positions[i]!.partition,
+        factsOffset: positions[i]!.offset,
+        vector: vector ? 'pending' : 'skipped',
+        graph: 'pending',
+        createdAt,
+      },
+    });
+  });
+  return intents;
 };
 
 /**

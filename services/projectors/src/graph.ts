@@ -8,6 +8,7 @@ import {
   type NewEvent,
   type StoredEvent,
   TOPICS,
+  writeIntentId,
 } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
 import type { EntityExtractor } from '@atlas/pipeline';
@@ -21,17 +22,22 @@ import type {
   GraphStore,
 } from '@atlas/stores';
 import { runsOfType } from './documents.js';
+import { emitOutcomes, errorText, intentOutcomeEvent, type StoreOutcome } from './reconciler.js';
 
 export interface EntitiesDeps {
   extractor: EntityExtractor;
   eventLog: EventLog;
   state: EntityStateStore;
   backlog: EntityBacklog;
+  /** Where the graph store's write outcomes go (atlas.intents, spec "Write intent"); null or absent: not reported. */
+  intentLog?: EventLog | null;
 }
 
 export interface GraphDeps {
   graph: GraphStore;
   backlog: EntityBacklog;
+  /** Where the graph store's write outcomes go (atlas.intents); null or absent: not reported. */
+  intentLog?: EventLog | null;
 }
 
 /** A provider (LLM) or store failure that the spec answers with "skip and queue for backfill". */
@@ -175,6 +181,8 @@ const entitySet = (
     entities: out?.entities ?? [],
     relationships: out?.relationships ?? [],
     supersessions: out?.supersessions ?? [],
+    // The write intent of the fact set (entitiesOfSets clears it for sets that had no facts, hence no intent).
+    intentId: writeIntentId(s),
   },
 });
 
@@ -195,9 +203,14 @@ export const entitiesProjector: Projector<EntitiesDeps> = {
   reset: ({ state }) => state.truncate(),
   async handle(events, deps) {
     const out: NewEvent[] = [];
+    const outcomes: NewEvent[] = [];
     for (const run of runsOfType(events)) {
       const type = run[0]!.type;
-      if (type === 'FactsExtracted') out.push(...(await entitiesOfSets(run, deps)));
+      if (type === 'FactsExtracted') {
+        const r = await entitiesOfSets(run, deps);
+        out.push(...r.events);
+        outcomes.push(...r.outcomes);
+      }
       for (const e of type === 'ChannelSettingsUpdated' ? run : []) {
         const d = e.data as ChannelSettingsUpdated;
         await deps.state.setGraphEnabled(d.channelId, d.graphEnabled);
@@ -210,11 +223,19 @@ export const entitiesProjector: Projector<EntitiesDeps> = {
       }
     }
     await deps.eventLog.append(TOPICS.graph, out);
+    await emitOutcomes(deps.intentLog, outcomes); // after the sets the graph projector will report
   },
 };
 
-/** Extraction of a run of fact sets (graph_enabled off: read as empty) with the backlog kept in step. */
-const entitiesOfSets = async (run: StoredEvent[], deps: EntitiesDeps): Promise<NewEvent<'EntitiesExtracted'>[]> => {
+/**
+ * Extraction of a run of fact sets (graph_enabled off: read as empty) with the backlog kept in step, and the graph
+ * outcomes this stage already knows for the sets' write intents: `skipped` (no entities, nothing to write) and
+ * failed (extraction queued, the LLM down). A set that yields an EntitiesExtracted is reported by the graph projector.
+ */
+const entitiesOfSets = async (
+  run: StoredEvent[],
+  deps: EntitiesDeps,
+): Promise<{ events: NewEvent<'EntitiesExtracted'>[]; outcomes: NewEvent[] }> => {
   const given = run.map((e) => e.data as FactsExtracted);
   const off = await deps.state.graphDisabled([...new Set(given.map((s) => s.channelId))]);
   const sets = given.map((s) => (off.has(s.channelId) && s.facts.length > 0 ? { ...s, facts: [] } : s));
@@ -225,7 +246,22 @@ const entitiesOfSets = async (run: StoredEvent[], deps: EntitiesDeps): Promise<N
     sets.filter((s) => !queued.includes(s)).map((s) => s.messageId),
   );
   await deps.backlog.add(queued.map((s) => backlogItem('extract', s, 'entity extractor unavailable')));
-  return out;
+  const intents = new Map(given.filter((s) => s.facts.length > 0).map((s) => [writeIntentId(s), s]));
+  for (const e of out) if (!intents.has(e.data.intentId ?? '')) e.data.intentId = null;
+  const written = new Set(out.map((e) => e.data.intentId));
+  const failed = new Set(queued.map((s) => writeIntentId(s)));
+  const outcomes = [...intents]
+    .filter(([id]) => !written.has(id))
+    .map(([intentId, s]) =>
+      intentOutcomeEvent(
+        { intentId, messageId: s.messageId, channelId: s.channelId },
+        'graph',
+        failed.has(intentId)
+          ? { error: 'entity extraction queued: the entity extractor is unavailable' }
+          : { outcome: 'skipped' },
+      ),
+    );
+  return { events: out, outcomes };
 };
 
 const backlogItem = (
@@ -267,6 +303,7 @@ export const graphProjector: Projector<GraphDeps> = {
 
 /** Writes message graphs to the graph store, or queues them for backfill while it is down. */
 const applyGraphs = async (sets: EntitiesExtracted[], deps: GraphDeps): Promise<void> => {
+  let outcome: StoreOutcome = { outcome: 'written' };
   try {
     await deps.graph.applyMessageGraphs(sets);
     await deps.backlog.remove(
@@ -276,7 +313,58 @@ const applyGraphs = async (sets: EntitiesExtracted[], deps: GraphDeps): Promise<
   } catch (err) {
     if (!isOutage(err, 'STORE')) throw err;
     await deps.backlog.add(sets.map((s) => backlogItem('write', s, 'graph store unavailable')));
+    outcome = { error: `queued for the graph store: ${errorText(err)}` };
   }
+  await emitOutcomes(deps.intentLog, graphOutcomes(sets, outcome));
+};
+
+/** Pure: the graph outcome of each set that belongs to a write intent. */
+const graphOutcomes = (sets: readonly EntitiesExtracted[], outcome: StoreOutcome, attempt = 0): NewEvent[] =>
+  sets
+    .filter((s) => s.intentId)
+    .map((s) =>
+      intentOutcomeEvent(
+        { intentId: s.intentId!, messageId: s.messageId, channelId: s.channelId },
+        'graph',
+        outcome,
+        attempt,
+      ),
+    );
+
+/**
+ * The reconciler's retry of a write intent's graph write (spec "Write intent": fan-out retried; graph upserts are
+ * idempotent through merge semantics): a queued graph write of the message is applied to the graph store; a queued
+ * extraction is run again (LLM), its EntitiesExtracted applied and appended to atlas.graph (so a replay of the graph
+ * sees it). `superseded` when what is queued belongs to a newer fact set of the message; an error outcome when the
+ * extractor or the store fails again; null when nothing is queued for the message.
+ */
+export const retryGraphWrite = async (
+  deps: EntitiesDeps & GraphDeps,
+  intent: { intent_id: string; message_id: string },
+): Promise<StoreOutcome | null> => {
+  const items = await deps.backlog.get([intent.message_id]);
+  const write = items.find((i) => i.stage === 'write')?.payload as EntitiesExtracted | undefined;
+  const extract = items.find((i) => i.stage === 'extract')?.payload as FactsExtracted | undefined;
+  try {
+    if (write) {
+      if (write.intentId && write.intentId !== intent.intent_id) return { outcome: 'superseded' };
+      await deps.graph.applyMessageGraphs([write]);
+      await deps.backlog.remove('write', [write.messageId]);
+      return { outcome: 'written' };
+    }
+    if (extract) {
+      if (writeIntentId(extract) !== intent.intent_id) return { outcome: 'superseded' };
+      const { events, queued } = await extractEntities([extract], deps);
+      if (queued.length > 0) return { error: 'entity extraction queued: the entity extractor is still unavailable' };
+      await deps.graph.applyMessageGraphs(events.map((e) => e.data));
+      await deps.eventLog.append(TOPICS.graph, events);
+      await deps.backlog.remove('extract', [extract.messageId]);
+      return { outcome: events.length > 0 ? 'written' : 'skipped' };
+    }
+  } catch (err) {
+    return { error: errorText(err) };
+  }
+  return null;
 };
 
 /**
@@ -304,6 +392,14 @@ export const backfillEntities = async (
         'extract',
         extract.map((s) => s.messageId),
       );
+      // Sets that yield an EntitiesExtracted are reported by the graph projector; the others had nothing to write.
+      const written = new Set(events.map((e) => e.data.intentId));
+      await emitOutcomes(
+        deps.intentLog,
+        extract
+          .filter((s) => s.facts.length > 0 && !written.has(writeIntentId(s)))
+          .map((s) => intentOutcomeEvent({ ...s, intentId: writeIntentId(s) }, 'graph', { outcome: 'skipped' })),
+      );
     }
     if (write.length > 0) {
       await deps.graph.applyMessageGraphs(write);
@@ -311,6 +407,7 @@ export const backfillEntities = async (
         'write',
         write.map((s) => s.messageId),
       );
+      await emitOutcomes(deps.intentLog, graphOutcomes(write, { outcome: 'written' }));
     }
     processed += items.length;
   }

@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { AtlasError, type Config, CredentialCipher, TOPICS } from '@atlas/core';
+import {
+  AtlasError,
+  type BreakerLogger,
+  type CircuitBreaker,
+  type Config,
+  CredentialCipher,
+  TOPICS,
+} from '@atlas/core';
 import {
   ConfluentSchemaRegistry,
   EmbeddedEventLog,
@@ -23,26 +30,43 @@ import {
   OfflineEntityExtractor,
   OfflineFactExtractor,
 } from '@atlas/pipeline';
-import { createEmbedder, type Embedder, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
+import {
+  createEmbedder,
+  type Embedder,
+  HttpWebSearchProvider,
+  type LlmChains,
+  llmChainsFromConfig,
+} from '@atlas/providers';
 import {
   AskStore,
+  BULK_TIMEOUT_MS,
   ConnectionStore,
   type DatabaseHandle,
+  DeadLetterStore,
   ElasticsearchKeywordIndex,
   EmbeddingBacklog,
   EntityBacklog,
   EntityStateStore,
   type GraphStore,
+  type GuardedStore,
+  guardDocumentStore,
+  guardGraphStore,
+  guardKeywordIndex,
+  guardVectorStore,
+  IntentStore,
   type KeywordIndex,
   KyselyDocumentStore,
   migrateAsk,
   migrateConnections,
+  migrateDeadLetters,
   migrateDocuments,
   migrateEmbeddingBacklog,
   migrateEntityState,
   migrateFactsState,
   migrateGraph,
+  migrateIntents,
   migrateKeywordIndex,
+  migrateStats,
   migrateSync,
   migrateSyncSchedules,
   migrateVectors,
@@ -53,6 +77,7 @@ import {
   PostgresGraphStore,
   PostgresKeywordIndex,
   QdrantVectorStore,
+  StatsStore,
   SyncScheduleStore,
   SyncStore,
   ThreadRootStore,
@@ -61,11 +86,16 @@ import {
 } from '@atlas/stores';
 import { completionSummarizer, type WikiPage, type WikiStructure } from '@atlas/wiki';
 import { pino } from 'pino';
+import { deadLettersProjector, type RedriveDeps } from './dead-letters.js';
 import { documentsProjector } from './documents.js';
-import { embeddingsProjector } from './embeddings.js';
+import { backfillEmbeddings, type EmbeddingsDeps, embeddingsProjector, retryVectorWrite } from './embeddings.js';
 import { factsProjector } from './facts.js';
-import { backfillEntities, entitiesProjector, graphProjector } from './graph.js';
+import { backfillEntities, entitiesProjector, graphProjector, retryGraphWrite } from './graph.js';
 import { keywordProjector } from './keyword.js';
+import { instrumentLlmChains, RuntimeMetrics } from './metrics.js';
+import { type ReconcileDeps, reconcilerProjector } from './reconciler.js';
+import { backfillOnRecovery, withCleanup } from './recovery.js';
+import { statsProjector } from './stats.js';
 import { syncJobsProjector } from './sync/sync-jobs.js';
 import { syncSchedulesProjector } from './sync/sync-schedules.js';
 import { WikiGenerator, wikiProjector } from './wiki.js';
@@ -117,6 +147,26 @@ export interface Runtime {
    * (routing, extraction) and quality (answers); null without LLM_BASE_URL / LLM_SECONDARY_BASE_URL (offline).
    */
   llm: LlmChains;
+  /**
+   * The circuit breakers of this runtime's stores and embedder (spec "Dependency circuit breaker"): document_store,
+   * keyword_index, graph_store, vector_store, embedding_provider (the LLM chains' are in `llm`). For /api/health.
+   */
+  breakers: CircuitBreaker[];
+  /** Web search for ask's external sub-queries (WEB_SEARCH_URL, behind its 5 s breaker); null: none configured. */
+  webSearch: HttpWebSearchProvider | null;
+  /** The stats projector's read store (every /api/stats route) and the LLM usage ledger. */
+  stats: StatsStore;
+  /** Prometheus metrics of this process's projectors and LLM calls (the API's /metrics appends them). */
+  metrics: RuntimeMetrics;
+  /** Write intents (the reconciler projector's read store, spec "Write intent (two-phase persist)"). */
+  intents: IntentStore;
+  /** Dead letters (the dead-letters projector's read store). */
+  deadLetters: DeadLetterStore;
+  /**
+   * Whether fact sets get write intents (WriteIntentCreated, store outcomes, the reconciler projector); on by
+   * default. Set before the projectors start (bench:import turns it off for its baseline).
+   */
+  writeIntents: boolean;
   close(): Promise<void>;
 }
 
@@ -142,6 +192,9 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
   await migrateConnections(db);
   await migrateSync(db);
   await migrateSyncSchedules(db);
+  await migrateStats(db);
+  await migrateIntents(db);
+  await migrateDeadLetters(db);
   const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const registry = cfg.SCHEMA_REGISTRY_URL
     ? new ConfluentSchemaRegistry(cfg.SCHEMA_REGISTRY_URL)
@@ -159,43 +212,87 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
       })
     : new EmbeddedEventLog(db, codec, { defaultPartitions: cfg.EVENTLOG_PARTITIONS, ...logOptions });
   await eventLog.ensureTopics(Object.values(TOPICS).map((name) => ({ name })));
-  const { embeddings, reason } = await openEmbeddings(cfg, db);
-  const graph: GraphStore = cfg.NEO4J_URL
-    ? new Neo4jGraphStore({
-        url: cfg.NEO4J_URL,
-        user: cfg.NEO4J_USER,
-        password: cfg.NEO4J_PASSWORD,
-        database: cfg.NEO4J_DATABASE,
-        namespace: cfg.NEO4J_NAMESPACE,
-        entityThreshold: cfg.ENTITY_THRESHOLD,
-      })
-    : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD });
-  const wiki = new WikiStore<WikiPage, WikiStructure>(db);
-  const ask = new AskStore(db);
   // Breaker openings and closings are info log entries (spec "Alerts (operational)"), JSON lines on stderr (pino).
   const breakerLog = pino({ level: cfg.LOG_LEVEL, base: { component: 'breaker' } }, pino.destination(2));
-  const llm = llmChainsFromConfig(cfg, {
-    info: (obj, msg) => (typeof obj === 'string' ? breakerLog.info(obj) : breakerLog.info(obj, msg)),
+  const breakerLogger = {
+    info: (obj: object | string, msg?: string) =>
+      typeof obj === 'string' ? breakerLog.info(obj) : breakerLog.info(obj, msg),
+  };
+  // Every store and the embedder behind its breaker (packages/stores guard.ts, GuardedEmbedder).
+  const breakers: CircuitBreaker[] = [];
+  const reset = { resetMs: cfg.BREAKER_RESET_MS };
+  // A store in the embedded database (PGlite: one in-process engine that runs one statement at a time) cannot be
+  // unreachable; a query waiting behind a projector's batch is busy, not down. Its breakers count errors, with the
+  // bulk timeout; the spec's 5 s applies to stores on a server (DATABASE_URL, Neo4j, Elasticsearch, Qdrant).
+  const embedded = { ...reset, timeoutMs: BULK_TIMEOUT_MS };
+  const onDb = database.kind === 'pglite' ? embedded : reset;
+  const guard = <T>(g: GuardedStore<T>): T => {
+    breakers.push(g.breaker);
+    return g.port;
+  };
+  const { embeddings, reason } = await openEmbeddings(cfg, database, breakerLogger, guard);
+  if (embeddings && 'breaker' in embeddings.embedder) breakers.push(embeddings.embedder.breaker as CircuitBreaker);
+  const graph: GraphStore = guard(
+    guardGraphStore(
+      cfg.NEO4J_URL
+        ? new Neo4jGraphStore({
+            url: cfg.NEO4J_URL,
+            user: cfg.NEO4J_USER,
+            password: cfg.NEO4J_PASSWORD,
+            database: cfg.NEO4J_DATABASE,
+            namespace: cfg.NEO4J_NAMESPACE,
+            entityThreshold: cfg.ENTITY_THRESHOLD,
+          })
+        : new PostgresGraphStore(db, { entityThreshold: cfg.ENTITY_THRESHOLD }),
+      {
+        name: `graph_store:${cfg.NEO4J_URL ? 'neo4j' : 'postgres'}`,
+        logger: breakerLogger,
+        breaker: cfg.NEO4J_URL ? reset : onDb,
+      },
+    ),
+  );
+  const wiki = new WikiStore<WikiPage, WikiStructure>(db);
+  const ask = new AskStore(db);
+  const stats = new StatsStore(db);
+  const metrics = new RuntimeMetrics();
+  // Every LLM call of the chains is counted (Prometheus, this process) and added to the usage ledger (all processes).
+  const llm = instrumentLlmChains(llmChainsFromConfig(cfg, breakerLogger), (usage) => {
+    metrics.recordLlm(usage);
+    stats.recordLlmUsage(usage).catch((err: unknown) => breakerLog.warn({ err }, 'LLM usage not recorded'));
   });
-  const documents = new KyselyDocumentStore(db);
+  const webSearch = cfg.WEB_SEARCH_URL
+    ? new HttpWebSearchProvider({
+        url: cfg.WEB_SEARCH_URL,
+        apiKey: cfg.WEB_SEARCH_API_KEY,
+        logger: breakerLogger,
+        breaker: reset,
+      })
+    : null;
+  if (webSearch) breakers.push(webSearch.breaker);
+  const documents = guard(guardDocumentStore(new KyselyDocumentStore(db), { logger: breakerLogger, breaker: onDb }));
   return {
     cfg,
     database,
     eventLog,
     logKind: cfg.KAFKA_BROKERS ? 'kafka' : 'embedded',
     documents,
-    keyword: cfg.ELASTICSEARCH_URL
-      ? new ElasticsearchKeywordIndex({ url: cfg.ELASTICSEARCH_URL, index: cfg.ELASTICSEARCH_INDEX })
-      : new PostgresKeywordIndex(db),
+    keyword: guard(
+      guardKeywordIndex<KeywordIndex>(
+        cfg.ELASTICSEARCH_URL
+          ? new ElasticsearchKeywordIndex({ url: cfg.ELASTICSEARCH_URL, index: cfg.ELASTICSEARCH_INDEX })
+          : new PostgresKeywordIndex(db),
+        {
+          name: `keyword_index:${cfg.ELASTICSEARCH_URL ? 'elasticsearch' : 'postgres'}`,
+          logger: breakerLogger,
+          breaker: cfg.ELASTICSEARCH_URL ? reset : onDb,
+        },
+      ),
+    ),
     threads: new ThreadRootStore(db),
     extractor: new OfflineFactExtractor(),
-    entityExtractor: cfg.LLM_BASE_URL
-      ? new LlmEntityExtractor({
-          baseURL: cfg.LLM_BASE_URL,
-          apiKey: cfg.LLM_API_KEY ?? 'none',
-          model: cfg.LLM_FAST_MODEL,
-          timeoutMs: cfg.LLM_TIMEOUT_MS,
-        })
+    // The fast tier's chain (primary → secondary, breakers); no LLM: the offline extractor.
+    entityExtractor: llm.fast
+      ? new LlmEntityExtractor({ llm: llm.fast, model: cfg.LLM_FAST_MODEL })
       : new OfflineEntityExtractor(),
     graph,
     graphKind: cfg.NEO4J_URL ? 'neo4j' : 'postgres',
@@ -225,10 +322,18 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
         })
       : null,
     llm,
+    breakers,
+    webSearch,
+    stats,
+    metrics,
+    intents: new IntentStore(db),
+    deadLetters: new DeadLetterStore(db),
+    writeIntents: true,
     close: async () => {
       llm.fast?.shutdown();
       llm.quality?.shutdown();
       await embeddings?.embedder.close?.();
+      for (const b of breakers) b.shutdown();
       await graph.close();
       await eventLog.close();
       await database.close();
@@ -239,9 +344,12 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
 /** The embedder and vector store configuration asks for, or why there are none. */
 const openEmbeddings = async (
   cfg: Config,
-  db: DatabaseHandle['db'],
+  database: DatabaseHandle,
+  logger: BreakerLogger,
+  guard: <T>(g: GuardedStore<T>) => T,
 ): Promise<{ embeddings: Runtime['embeddings']; reason: string | null }> => {
-  const embedder = createEmbedder(cfg);
+  const { db } = database;
+  const embedder = createEmbedder(cfg, { logger });
   if (!embedder) return { embeddings: null, reason: 'EMBEDDING_PROVIDER is none' };
   try {
     // Qdrant when configured (its collection is made on first use); else pgvector beside the other stores.
@@ -250,7 +358,7 @@ const openEmbeddings = async (
   } catch (err) {
     return { embeddings: null, reason: `no vector store: ${err instanceof Error ? err.message : String(err)}` };
   }
-  const vectors = cfg.QDRANT_URL
+  const raw: VectorStore = cfg.QDRANT_URL
     ? new QdrantVectorStore({
         url: cfg.QDRANT_URL,
         apiKey: cfg.QDRANT_API_KEY,
@@ -263,6 +371,17 @@ const openEmbeddings = async (
           ? 0
           : Math.floor((cfg.VECTOR_MEMORY_INDEX_MB * 2 ** 20) / (4 * embedder.dim)),
       });
+  const vectors = guard(
+    guardVectorStore(raw, {
+      name: `vector_store:${cfg.QDRANT_URL ? 'qdrant' : 'pgvector'}`,
+      logger,
+      // pgvector in the embedded database: errors count, with the bulk timeout (see openRuntime).
+      breaker: {
+        resetMs: cfg.BREAKER_RESET_MS,
+        ...(!cfg.QDRANT_URL && database.kind === 'pglite' ? { timeoutMs: BULK_TIMEOUT_MS } : {}),
+      },
+    }),
+  );
   return { embeddings: { embedder, vectors, backlog: new EmbeddingBacklog(db) }, reason: null };
 };
 
@@ -276,13 +395,18 @@ export const PROJECTORS = [
   wikiProjector,
   syncJobsProjector,
   syncSchedulesProjector,
+  statsProjector,
+  reconcilerProjector,
+  deadLettersProjector,
 ] as const;
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];
 export const PROJECTOR_NAMES = PROJECTORS.map((p) => p.name) as ProjectorName[];
 
 /** The projectors this runtime runs: embeddings only when it has an embedder and a vector store. */
 export const activeProjectors = (rt: Runtime): string[] =>
-  PROJECTOR_NAMES.filter((n) => n !== 'embeddings' || rt.embeddings !== null);
+  PROJECTOR_NAMES.filter(
+    (n) => (n !== 'embeddings' || rt.embeddings !== null) && (n !== 'reconciler' || rt.writeIntents),
+  );
 
 type Logger = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
@@ -301,18 +425,64 @@ const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'wiki') return { wiki: rt.wiki };
   if (name === 'sync-jobs') return { sync: rt.sync };
   if (name === 'sync-schedules') return { schedules: rt.syncSchedules };
-  if (name === 'embeddings') {
-    if (!rt.embeddings)
-      throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
-    return rt.embeddings;
-  }
+  if (name === 'stats') return { stats: rt.stats };
+  if (name === 'reconciler') return { intents: rt.intents };
+  if (name === 'dead-letters') return { deadLetters: rt.deadLetters };
+  if (name === 'embeddings') return embeddingDeps(rt);
   return {
     extractor: rt.extractor,
     eventLog: rt.eventLog,
     threads: rt.threads,
     qualityThreshold: rt.cfg.QUALITY_THRESHOLD,
+    intents: rt.writeIntents ? { vector: rt.embeddings !== null } : null,
   };
 };
+
+/** Dependencies of the embeddings projector, its backfill and its reconciler retries. */
+export const embeddingDeps = (rt: Runtime) => {
+  if (!rt.embeddings)
+    throw new AtlasError('INVALID_REQUEST', `the embeddings projector cannot run: ${rt.embeddingsUnavailable}`);
+  return { ...rt.embeddings, intentLog: rt.writeIntents ? rt.eventLog : null };
+};
+
+/**
+ * What the reconcile pass needs on this runtime (runReconcilePass, POST /api/admin/reconcile): the intent store, the
+ * log, each store projector's retry over its backlog (vector: none without embeddings; with nothing queued, a vector
+ * store that holds every fact of the message counts as written), and whether an intent's fact set is still its
+ * message's current one (the message has facts in the document store and no newer intent).
+ */
+export const reconcileDeps = (rt: Runtime): ReconcileDeps => ({
+  intents: rt.intents,
+  eventLog: rt.eventLog,
+  retry: {
+    vector: rt.embeddings
+      ? async (intent) => {
+          const deps = embeddingDeps(rt);
+          const queued = await retryVectorWrite(deps, intent);
+          if (queued) return queued;
+          // Nothing queued: the write may have happened without a report (a backfill before write intents existed).
+          const ids = await rt.intents.messageFactIds(intent.message_id);
+          const stored = ids.length > 0 ? await deps.vectors.vectorsOf(ids) : new Map();
+          return ids.length > 0 && stored.size === ids.length ? { outcome: 'written' } : null;
+        }
+      : null,
+    graph: (intent) => retryGraphWrite(entityDeps(rt), intent),
+  },
+  isCurrent: async (intent) => {
+    if (!(await rt.intents.messageHasFacts(intent.message_id))) return false;
+    const { intents } = await rt.intents.list({ messageId: intent.message_id, limit: 100 });
+    return !intents.some((x) => x.extracted_at && intent.extracted_at && x.extracted_at > intent.extracted_at);
+  },
+});
+
+/** What dead-letter re-drives need on this runtime: the store, the log, and a wait for the dead-letters projector. */
+export const redriveDeps = (rt: Runtime): RedriveDeps => ({
+  deadLetters: rt.deadLetters,
+  eventLog: rt.eventLog,
+  // At most 5 s: the dead-letters projector may run in another process (or none).
+  settled: () =>
+    Promise.race([waitForProjectors(rt, ['dead-letters'], 20), new Promise<void>((r) => setTimeout(r, 5000).unref())]),
+});
 
 /** Dependencies of the entities and graph projectors and of the entity backfill. */
 export const entityDeps = (rt: Runtime) => ({
@@ -321,14 +491,47 @@ export const entityDeps = (rt: Runtime) => ({
   state: rt.entityState,
   backlog: rt.entityBacklog,
   graph: rt.graph,
+  intentLog: rt.writeIntents ? rt.eventLog : null,
 });
 
 /** Drains the entity backlog (POST /api/admin/backfill/entities). */
 export const backfillRuntimeEntities = (rt: Runtime) => backfillEntities(entityDeps(rt));
 
 /** Starts one projector as a member of its consumer group (`atlas run <projector>`). */
-export const startProjector = (rt: Runtime, name: string, log?: Logger): Promise<Subscription> =>
-  runProjector(rt.eventLog, projectorOf(name) as Projector<unknown>, depsOf(rt, name), { log });
+export const startProjector = async (rt: Runtime, name: string, log?: Logger): Promise<Subscription> => {
+  const sub = await runProjector(
+    rt.eventLog,
+    rt.metrics.instrument(projectorOf(name) as Projector<unknown>),
+    depsOf(rt, name),
+    { log },
+  );
+  const off = recoveryBackfill(rt, name, log);
+  return off ? withCleanup(sub, off) : sub;
+};
+
+/**
+ * Backfill on recovery (spec "Degraded behaviour when a dependency fails"), in the process that runs the projector
+ * whose writes were queued: `embeddings` drains the embedding backlog when the embedding provider's or the vector
+ * store's breaker closes again; `graph` and `entities` drain the entity backlog when the graph store's or the fast
+ * LLM tier's breakers close again. Returns the listener's remover, or null.
+ */
+const recoveryBackfill = (rt: Runtime, name: string, log?: Logger): (() => void) | null => {
+  const of = (...deps: string[]) => rt.breakers.filter((b) => b.dependency !== null && deps.includes(b.dependency));
+  if (name === 'embeddings' && rt.embeddings)
+    return backfillOnRecovery(
+      of('embedding_provider', 'vector_store'),
+      () => backfillEmbeddings(depsOf(rt, name) as EmbeddingsDeps),
+      log,
+    );
+  if (name === 'graph') return backfillOnRecovery(of('graph_store'), () => backfillRuntimeEntities(rt), log);
+  if (name === 'entities' && rt.llm.fast)
+    return backfillOnRecovery(
+      rt.llm.fast.breakers().map((b) => b.breaker),
+      () => backfillRuntimeEntities(rt),
+      log,
+    );
+  return null;
+};
 
 /** Starts every projector of the embedded profile. */
 export const startProjectors = async (rt: Runtime, log?: Logger): Promise<Subscription[]> =>
@@ -345,10 +548,13 @@ const PIPELINE_ORDER = [
   'keyword',
   'embeddings',
   'graph',
+  'reconciler',
   'documents',
   'wiki',
   'sync-jobs',
   'sync-schedules',
+  'stats',
+  'dead-letters',
 ];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */

@@ -24,6 +24,13 @@ export interface KafkaLogOptions {
    * deployments or test runs can share one cluster. Callers always see the names without it.
    */
   namespace?: string;
+  /**
+   * How long the broker lets a transaction stay open before it aborts it, ms (default 20000; kafkajs's own default is
+   * 60000). A process killed in the middle of an append leaves its transaction open (every process has a transactional
+   * id of its own, so nothing fences it), and read-committed consumers of the partitions it wrote see nothing after
+   * it until the broker aborts it: this bounds that stall. An append's sends take well under a second each.
+   */
+  transactionTimeoutMs?: number;
   logLevel?: logLevel;
 }
 
@@ -64,6 +71,7 @@ export class KafkaEventLog implements EventLog {
       heartbeatMs: 3000,
       maxRequestBytes: 800 * 1024,
       namespace: '',
+      transactionTimeoutMs: 20_000,
       ...opts,
     };
     const config: KafkaConfig = {
@@ -77,21 +85,23 @@ export class KafkaEventLog implements EventLog {
 
   private async connect(): Promise<{ admin: Admin; producer: Producer }> {
     this.connecting ??= (async () => {
-      const admin = this.kafka.admin();
+      // The admin client is kept across a producer replacement (replaceProducer); a new producer each time.
+      const admin = this.admin ?? this.kafka.admin();
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
         transactionalId: `${this.opts.clientId}-${randomUUID()}`,
+        transactionTimeout: this.opts.transactionTimeoutMs,
         allowAutoTopicCreation: false,
       });
       try {
-        await admin.connect();
+        if (!this.admin) await admin.connect();
+        this.admin = admin;
         await producer.connect();
       } catch (err) {
         this.connecting = undefined;
         throw kafkaUnavailable(err);
       }
-      this.admin = admin;
       this.producer = producer;
     })();
     await this.connecting;
@@ -171,7 +181,13 @@ export class KafkaEventLog implements EventLog {
       byPartition.set(p, [...(byPartition.get(p) ?? []), i]);
     });
     const positions: { partition: number; offset: number }[] = new Array(events.length);
-    const tx = await producer.transaction();
+    let tx: Awaited<ReturnType<Producer['transaction']>>;
+    try {
+      tx = await producer.transaction();
+    } catch (err) {
+      await this.replaceProducer(producer);
+      throw kafkaUnavailable(err);
+    }
     try {
       for (const [partition, indexes] of byPartition) {
         for (const chunk of this.chunks(indexes, encoded)) {
@@ -190,10 +206,25 @@ export class KafkaEventLog implements EventLog {
       }
       await tx.commit();
     } catch (err) {
-      await tx.abort().catch(() => undefined);
+      // An abort that fails (the broker is gone) leaves kafkajs's transaction manager in ABORTING, where every later
+      // transaction() throws: the process would never append again. A new producer (new transactional id) takes its
+      // place; the broker aborts the old one's open transaction after transactionTimeoutMs.
+      const aborted = await tx.abort().then(
+        () => true,
+        () => false,
+      );
+      if (!aborted) await this.replaceProducer(producer);
       throw err instanceof AtlasError ? err : kafkaUnavailable(err);
     }
     return positions;
+  }
+
+  /** Drops a producer whose transaction state is broken; the next append connects a new one. */
+  private async replaceProducer(producer: Producer): Promise<void> {
+    if (this.producer !== producer) return;
+    this.producer = undefined;
+    this.connecting = undefined;
+    await producer.disconnect().catch(() => undefined);
   }
 
   private *chunks(indexes: number[], encoded: Buffer[]): Generator<number[]> {

@@ -352,6 +352,27 @@ export class EntityBacklog {
     );
   }
 
+  /** The queued items of these messages, every stage. */
+  async get(messageIds: readonly string[]): Promise<EntityBacklogItem[]> {
+    if (messageIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('entity_backlog')
+      .selectAll()
+      .where('message_uuid', 'in', [...new Set(messageIds)])
+      .orderBy('queued_at')
+      .execute();
+    return rows.map(
+      (r) =>
+        ({
+          stage: r.stage,
+          messageId: r.message_uuid,
+          channelId: r.channel_id,
+          payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+          reason: r.reason,
+        }) as EntityBacklogItem,
+    );
+  }
+
   /** Removes the items of these messages at this stage (done, or replaced by a newer event). */
   async remove(stage: EntityBacklogItem['stage'], messageIds: readonly string[]): Promise<void> {
     if (messageIds.length === 0) return;

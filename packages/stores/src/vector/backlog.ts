@@ -35,6 +35,17 @@ export class EmbeddingBacklog {
     return r.rows.map((x) => (typeof x.payload === 'string' ? (JSON.parse(x.payload) as FactsExtracted) : x.payload));
   }
 
+  /** The queued sets of these messages (message id → set); absent when not queued. */
+  async get(messageIds: readonly string[]): Promise<Map<string, FactsExtracted>> {
+    if (messageIds.length === 0) return new Map();
+    const r = await sql<{ payload: FactsExtracted | string }>`select payload from embedding_backlog
+      where message_id = any(${[...messageIds]}::uuid[])`.execute(this.db);
+    const sets = r.rows.map((x) =>
+      typeof x.payload === 'string' ? (JSON.parse(x.payload) as FactsExtracted) : x.payload,
+    );
+    return new Map(sets.map((s) => [s.messageId, s]));
+  }
+
   async remove(messageIds: readonly string[]): Promise<void> {
     if (messageIds.length === 0) return;
     await sql`delete from embedding_backlog where message_id = any(${[...messageIds]}::uuid[])`.execute(this.db);

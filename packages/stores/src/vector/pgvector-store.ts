@@ -79,6 +79,8 @@ export class PgVectorStore implements VectorStore {
   private readonly maxInMemory: number;
   /** Channel → its matrix (or null: too big to hold), most recently used last. */
   private readonly matrices = new Map<string, Promise<ChannelMatrix | null>>();
+  /** Matrix loads that have finished (a search of their channel does not load first). */
+  private readonly loaded = new WeakSet<Promise<ChannelMatrix | null>>();
 
   constructor(
     private readonly db: Kysely<unknown>,
@@ -195,6 +197,16 @@ export class PgVectorStore implements VectorStore {
     return loaded;
   }
 
+  /**
+   * Whether a search of `channelId` runs without loading anything first (VectorStore.isWarm): always without the
+   * memory index or across channels; else once the channel's matrix is loaded (a write to the channel drops it).
+   */
+  isWarm(channelId: string | null): boolean {
+    if (this.maxInMemory === 0 || channelId === null) return true;
+    const m = this.matrices.get(channelId);
+    return m !== undefined && this.loaded.has(m);
+  }
+
   /** The channel's matrix, loaded on first use; null when the channel has more vectors than the memory budget. */
   private matrix(channelId: string): Promise<ChannelMatrix | null> {
     let m = this.matrices.get(channelId);
@@ -205,7 +217,11 @@ export class PgVectorStore implements VectorStore {
     }
     m = this.loadMatrix(channelId);
     this.matrices.set(channelId, m);
-    m.then(() => this.evict()).catch(() => this.matrices.delete(channelId));
+    const loading = m;
+    m.then(() => {
+      this.loaded.add(loading);
+      return this.evict();
+    }).catch(() => this.matrices.delete(channelId));
     return m;
   }
 

@@ -36,6 +36,11 @@ export interface VectorStore {
   count(): Promise<number>;
   /** Removes every vector of a channel (ChannelDataDeleted) and returns how many. Idempotent (0 the second time). */
   deleteChannel(channelId: string): Promise<number>;
+  /**
+   * Optional: false when a search of this channel (null: all) would first load something slow (pgvector's in-memory
+   * channel matrix), so the breaker gives that cold start a longer timeout instead of counting it as an outage.
+   */
+  isWarm?(channelId: string | null): boolean;
   /** Optional: loads what makes first searches fast (pgvector's in-memory channel matrices); resolves to how much. */
   warm?(): Promise<number>;
 }

@@ -75,8 +75,35 @@ export interface AskPorts {
   store: AskStore;
   /** The quality tier (answers) and fast tier (routing); null offline: extractive answers, regex routing. */
   llm: { quality: AskLlm | null; fast: AskLlm | null };
+  /**
+   * Web search for external sub-queries (packages/providers WebSearchProvider, behind its 5 s breaker); absent or
+   * null: none configured (the spec's default), answers are internal only and say nothing about it.
+   */
+  webSearch?: {
+    search(query: string, opts: { limit?: number; signal?: AbortSignal }): Promise<AskWebResult[]>;
+  } | null;
+  /**
+   * The stored (cached) wiki: a channel's current pages. Answers come from it when the vector store and the graph
+   * store are both down (spec "Query fallbacks"); absent: that case answers the "temporarily unavailable" error.
+   */
+  wiki?: { pages(channelId: string): Promise<AskWikiPage[]> } | null;
   /** Clock (tests). */
   now?: () => Date;
+}
+
+/** A web search result as ask shows it. */
+export interface AskWebResult {
+  title: string;
+  url: string;
+  snippet: string;
+}
+
+/** What ask reads of a stored wiki page. */
+export interface AskWikiPage {
+  title: string;
+  slug: string;
+  summary: string;
+  content: string;
 }
 
 /** A request the engine answers: the validated body, its scope, and attachments already extracted. */
@@ -117,6 +144,22 @@ export const EXTRACTIVE_NOTE =
 export const FALLBACK_NOTE =
   'Extractive answer: the language model is unavailable right now, so these are the stored memories that best match the question.';
 const INTERRUPTED_NOTE = 'The language model stopped answering; the memories found for the question:';
+/** The note when web search is configured but failing (spec: external search timeout → internal-only results with a note). */
+export const WEB_SEARCH_NOTE =
+  'External search is unavailable right now, so this answer uses only what Atlas knows from your channels.';
+/** The note of an answer from the cached wiki (spec: vector and graph store both down → the cached wiki). */
+export const CACHED_WIKI_NOTE =
+  'Search is temporarily unavailable (the vector store and the graph store are down), so this answer comes from the cached wiki.';
+/**
+ * The error of an ask when the vector store and the graph store are both down and no cached wiki exists (spec "HTTP
+ * statuses": an error object whose message says the system is temporarily unavailable).
+ */
+export const TEMPORARILY_UNAVAILABLE =
+  'Atlas is temporarily unavailable: the vector store and the graph store are both down and there is no cached wiki to answer from. Try again in a minute.';
+/** Seconds a client waits before asking again after TEMPORARILY_UNAVAILABLE (a breaker's 30 s reset). */
+export const UNAVAILABLE_RETRY_AFTER_S = 30;
+/** Web results shown with an answer. */
+const WEB_RESULTS = 3;
 /** A source is part of an extractive answer when its score is at least this share of the best source's. */
 const RELATIVE_FLOOR = 0.6;
 
@@ -199,11 +242,37 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
         ? `${body.question} ${previousQuestion}`
         : body.question;
     const searchQuery = retrievalQuery(query);
+    // The external sub-query runs beside retrieval (only when a web search provider is configured).
+    const web = webResultsOf(ports, body.question, req.signal);
     const routed = await routeOf(ports, body.question, req.signal);
     // graph / both: the graph's facts for the question; the graph failing or slow → semantic (spec degraded mode).
-    const graphScores = routed === 'semantic' ? null : await graphScoresOf(ports, searchQuery, req.channelId);
+    let graphScores = routed === 'semantic' ? null : await graphScoresOf(ports, searchQuery, req.channelId);
     const route: AskRoute = graphScores ? routed : 'semantic';
-    const sources = await retrieve(ports, searchQuery, req.channelId, body.max_results, graphScores);
+    const degraded = new Set<'vector_store' | 'embedding_provider'>();
+    let sources = await retrieve(ports, searchQuery, req.channelId, body.max_results, graphScores, degraded);
+    let wikiAnswer: string | null = null;
+    if (degraded.has('vector_store')) {
+      // Spec "Query fallbacks": vector store down → graph results (beside the keyword index's); both down → the
+      // cached wiki; no cached wiki → the "temporarily unavailable" error object.
+      if (!graphScores && routed === 'semantic') {
+        graphScores = await graphScoresOf(ports, searchQuery, req.channelId);
+        if (graphScores)
+          sources = await retrieve(ports, searchQuery, req.channelId, body.max_results, graphScores, degraded);
+      }
+      if (!graphScores) {
+        wikiAnswer = await cachedWikiAnswer(ports, body.question, req.channelId);
+        if (wikiAnswer === null) {
+          yield {
+            type: 'error',
+            code: 'INTERNAL_ERROR',
+            error: TEMPORARILY_UNAVAILABLE,
+            retry_after: UNAVAILABLE_RETRY_AFTER_S,
+          };
+          return;
+        }
+        sources = [];
+      }
+    }
     const texts = req.attachments.filter((a) => a.kind === 'text');
     const images = req.attachments.flatMap((a) => (a.kind === 'image' ? [a.name] : []));
     const quality = ports.llm.quality;
@@ -211,7 +280,11 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
     const out = new AnswerStream(messageId, sources, body.include_citations);
     let tokensUsed = 0;
     let answered = false;
-    if (quality) {
+    if (wikiAnswer !== null) {
+      yield* out.push(wikiAnswer);
+      yield* out.flush();
+      tokensUsed = estimateTokens(out.text);
+    } else if (quality) {
       const stream = quality.stream(promptOf(body, sources, earlier, req.attachments, quality.acceptsImages), {
         ...(req.signal ? { signal: req.signal } : {}),
       });
@@ -244,6 +317,13 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
       tokensUsed = estimateTokens(out.text);
     }
     if (req.signal?.aborted) return;
+    // Web results follow the answer; a configured provider that failed leaves a note (spec: internal-only results).
+    const external = await web;
+    if (external) {
+      yield* out.push(webSection(external));
+      yield* out.flush();
+      tokensUsed += estimateTokens(webSection(external));
+    }
     const durationMs = Math.round(performance.now() - started);
     await ports.store.recordTurn({
       sessionId,
@@ -274,6 +354,65 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
   } catch (err) {
     if (req.signal?.aborted) return;
     yield { type: 'error', code: 'INTERNAL_ERROR', error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * The web search of the question (at most WEB_RESULTS), started now: resolves to the results, to `null` when no
+ * provider is configured, or to `{failed: true}` when it is down, slow (5 s breaker timeout) or its breaker is open.
+ */
+function webResultsOf(
+  ports: AskPorts,
+  question: string,
+  signal: AbortSignal | undefined,
+): Promise<{ results: AskWebResult[] } | { failed: true } | null> {
+  if (!ports.webSearch) return Promise.resolve(null);
+  return ports.webSearch.search(question, { limit: WEB_RESULTS, ...(signal ? { signal } : {}) }).then(
+    (results) => ({ results }),
+    () => ({ failed: true as const }),
+  );
+}
+
+/** The text that follows an answer: web results as links, the note when web search failed, nothing for none found. */
+function webSection(web: { results: AskWebResult[] } | { failed: true }): string {
+  if ('failed' in web) return `\n\n_${WEB_SEARCH_NOTE}_`;
+  if (web.results.length === 0) return '';
+  const line = (r: AskWebResult) =>
+    `- [${escapeMarkers(r.title).replace(/[[\]]/g, '')}](${r.url})${r.snippet ? `: ${escapeMarkers(r.snippet)}` : ''}`;
+  return `\n\nFrom the web:\n${web.results.map(line).join('\n')}`;
+}
+
+/**
+ * The answer from the cached wiki when search cannot run (vector and graph store down): the stored pages of the
+ * scope's channels (the ask's channel, or every channel) that share the most words with the question, up to three,
+ * each as its title and summary, then CACHED_WIKI_NOTE. null when no page of the scope exists (or none can be read).
+ */
+export async function cachedWikiAnswer(
+  ports: Pick<AskPorts, 'wiki' | 'documents'>,
+  question: string,
+  channelId: string | null,
+): Promise<string | null> {
+  if (!ports.wiki) return null;
+  const wiki = ports.wiki;
+  try {
+    const channels = channelId ? [channelId] : (await ports.documents.listChannels()).map((c) => c.id);
+    const pages = (await Promise.all(channels.map((c) => wiki.pages(c).catch(() => [] as AskWikiPage[])))).flat();
+    if (pages.length === 0) return null;
+    const words = new Set(question.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
+    const scored = pages
+      .map((p) => {
+        const text = `${p.title} ${p.summary} ${p.content}`.toLowerCase();
+        let score = 0;
+        for (const w of words) if (text.includes(w)) score++;
+        return { p, score };
+      })
+      .sort((a, b) => b.score - a.score);
+    const chosen = (scored[0]!.score > 0 ? scored.filter((x) => x.score > 0) : scored).slice(0, 3);
+    const plain = (t: string) => t.replace(/\s*\[\d{1,3}\]/g, '').trim(); // no source markers: no citations here
+    const lines = chosen.map(({ p }) => `**${plain(p.title)}**: ${plain(p.summary) || plain(p.content).slice(0, 300)}`);
+    return `${lines.join('\n\n')}\n\n_${CACHED_WIKI_NOTE}_`;
+  } catch {
+    return null;
   }
 }
 
@@ -319,6 +458,7 @@ export async function retrieve(
   channelId: string | null,
   limit: number,
   graphScores: Map<string, number> | null,
+  degraded?: Set<'vector_store' | 'embedding_provider'>,
 ): Promise<AskSource[]> {
   const facts = new Map<string, MemoryDetailView & { permalink: string }>();
   const found = await searchMemories(
@@ -331,7 +471,7 @@ export async function retrieve(
       search_mode: 'hybrid',
       fuzzy: false,
     },
-    { count: false, memories: facts },
+    { count: false, memories: facts, ...(degraded ? { degraded } : {}) },
   );
   if (found.results.length === 0) return [];
   const keys = new Map<string, { channelId: string; id: string }>();

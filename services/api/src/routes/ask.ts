@@ -99,6 +99,8 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
     graphRetrieval: ask.graphRetrieval,
     store: ask.store,
     llm: ask.llm,
+    webSearch: ask.webSearch ?? null,
+    wiki: ports.wiki, // the cached wiki, when the vector and graph stores are both down
   };
 
   const streamAnswer = async (

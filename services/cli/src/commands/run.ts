@@ -1,9 +1,12 @@
-import { buildApp, HealthMonitor } from '@atlas/api';
+import { apiLoggerOptions, buildApp, HealthMonitor } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import {
+  reconcileDeps,
   type SyncScheduler,
   type SyncWorker,
+  serveMetrics,
+  startReconcileScheduler,
   startRetentionScheduler,
   startRuntimeSyncWorker,
   startSyncScheduler,
@@ -30,10 +33,8 @@ import {
  */
 export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker', 'scheduler'] as const;
 
-const logger = (cfg: Config) => ({
-  level: cfg.LOG_LEVEL,
-  redact: ['req.headers.authorization', '*.credentials', '*.bot_token', '*.signing_secret'],
-});
+/** Fastify's pino logger: JSON lines with reqId, credentials redacted (apiLoggerOptions, services/api/src/telemetry.ts). */
+const logger = (cfg: Config) => apiLoggerOptions(cfg.LOG_LEVEL);
 
 /**
  * Runs services in this process until SIGINT/SIGTERM: `all` (= `atlas start`), `api`, or one projector.
@@ -102,7 +103,17 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
           log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
         })
       : null;
+    // The write-intent reconciler's pass every 15 minutes (spec Limits "write reconciler"), beside its projector.
+    const reconciler =
+      (service === 'all' || service === 'reconciler') && rt.writeIntents
+        ? startReconcileScheduler(reconcileDeps(rt), { log: { info: (m) => log.info(m), warn: (m) => log.warn(m) } })
+        : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    // A process without the API serves its own Prometheus /metrics when METRICS_PORT is set (projector and LLM counters).
+    const metricsServer =
+      !app && cfg.METRICS_PORT !== undefined
+        ? await serveMetrics(rt.metrics.registry, { port: cfg.METRICS_PORT, host: cfg.HOST })
+        : null;
     // Alerts (spec "Alerts (operational)"): the API process watches its dependencies' health and alerts on changes.
     const monitor = app
       ? new HealthMonitor(healthChecks(rt), {
@@ -139,9 +150,11 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       stopping = true;
       scheduler?.stop();
       retention?.stop();
+      reconciler?.stop();
       monitor?.stop();
       syncScheduler?.stop();
       await app?.close();
+      await metricsServer?.close();
       await syncWorker?.stop();
       await Promise.all(subs.map((s) => s.stop()));
       await running.close();
