@@ -21,6 +21,7 @@ import type {
   EntityStateStore,
   GraphStore,
 } from '@atlas/stores';
+import { factSetDigest } from '@atlas/stores';
 import { runsOfType } from './documents.js';
 import { emitOutcomes, errorText, intentOutcomeEvent, type StoreOutcome } from './reconciler.js';
 
@@ -47,9 +48,13 @@ const isOutage = (err: unknown, prefix: 'PROVIDER' | 'STORE'): boolean =>
 /**
  * Runs entity extraction over fact sets in order and returns the EntitiesExtracted events to append.
  * Each channel's people and decisions (the extractor's input state) are read once per call and kept
- * current as sets are processed, then saved. A set with no facts yields an empty, retracting event only
- * when its message had a contribution before. When the extractor's provider is down (PROVIDER_*,
- * retriable) the set is returned in `queued` instead, and the rest go on.
+ * current as sets are processed; every state write of the call is one transaction at its end, so a process
+ * killed mid-batch leaves the state as before and the redelivered batch is extracted from the same state.
+ * A set with no facts yields an empty, retracting event only when its message had a contribution before.
+ * A set whose facts were extracted before (same factSetDigest: a redelivered or repeated set) yields the
+ * recorded output again without calling the extractor or changing the state, so at-least-once delivery of
+ * atlas.facts gives the graph exactly what one delivery would. When the extractor's provider is down
+ * (PROVIDER_*, retriable) the set is returned in `queued` instead, and the rest go on.
  */
 export const extractEntities = async (
   sets: readonly FactsExtracted[],
@@ -57,7 +62,11 @@ export const extractEntities = async (
 ): Promise<{ events: NewEvent<'EntitiesExtracted'>[]; queued: FactsExtracted[] }> => {
   const events: NewEvent<'EntitiesExtracted'>[] = [];
   const queued: FactsExtracted[] = [];
-  const before = await deps.state.contributed(sets.map((s) => s.messageId));
+  const ids = sets.map((s) => s.messageId);
+  const before = await deps.state.contributed(ids);
+  const recorded = await deps.state.extractions(ids);
+  /** The state writes of this call, in order, run in one transaction at the end. */
+  const writes: ((state: EntityStateStore) => Promise<void>)[] = [];
   const channels = new Map<
     string,
     {
@@ -88,13 +97,23 @@ export const extractEntities = async (
     const c = await channelState(s.channelId);
     const messageTs = s.facts[0]?.messageTs ?? '';
     if (s.facts.length === 0) {
+      if (recorded.delete(s.messageId)) writes.push((st) => st.recordExtraction(s.channelId, s.messageId, null));
       if (!before.has(s.messageId)) continue;
       events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, null));
-      await deps.state.replaceDecisions(s.channelId, s.messageId, []);
-      await deps.state.replaceOwners(s.channelId, s.messageId, []);
+      writes.push(
+        (st) => st.replaceDecisions(s.channelId, s.messageId, []),
+        (st) => st.replaceOwners(s.channelId, s.messageId, []),
+      );
       c.decisions = c.decisions.filter((d) => d.messageId !== s.messageId);
       c.contributes.set(s.messageId, false);
       before.delete(s.messageId);
+      continue;
+    }
+    const digest = factSetDigest(s, deps.extractor.id);
+    const again = recorded.get(s.messageId);
+    if (again?.digest === digest) {
+      // Extracted before from this very fact set: the same output again, the state already holds it.
+      if (again.output) events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, again.output));
       continue;
     }
     const ownFacts = new Set(s.facts.map((f) => f.factId));
@@ -111,8 +130,14 @@ export const extractEntities = async (
       queued.push(s);
       continue;
     }
-    if (out.entities.length === 0 && !before.has(s.messageId)) continue;
-    events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, out));
+    const emits = out.entities.length > 0 || before.has(s.messageId);
+    const output = emits
+      ? { entities: out.entities, relationships: out.relationships, supersessions: out.supersessions }
+      : null;
+    recorded.set(s.messageId, { digest, output });
+    writes.push((st) => st.recordExtraction(s.channelId, s.messageId, { digest, output }));
+    if (!output) continue;
+    events.push(entitySet(s, messageTs, deps.extractor.id, extractedAt, output));
     if (out.people.length > 0) {
       c.people = mergePeople(c.people, out.people);
       c.newPeople.push(...out.people);
@@ -124,26 +149,35 @@ export const extractEntities = async (
       ...c.decisions.filter((d) => d.messageId !== s.messageId && !ownFacts.has(d.factId) && !replaced.has(d.entityId)),
       ...out.decisions.map((d) => ({ ...d, messageId: s.messageId })),
     ];
-    await deps.state.replaceDecisions(s.channelId, s.messageId, out.decisions);
-    await deps.state.markSuperseded(s.channelId, [...replaced]);
     const owners = out.owners ?? [];
     const stated = new Set(owners.map((o) => o.subjectKey));
     c.owners = [...c.owners.filter((o) => !stated.has(o.subjectKey) && !ownFacts.has(o.factId)), ...owners];
-    await deps.state.replaceOwners(s.channelId, s.messageId, owners);
+    writes.push(
+      (st) => st.replaceDecisions(s.channelId, s.messageId, out.decisions),
+      (st) => st.markSuperseded(s.channelId, [...replaced]),
+      (st) => st.replaceOwners(s.channelId, s.messageId, owners),
+    );
     c.contributes.set(s.messageId, out.entities.length > 0);
     // a later set of the same message in this batch (an edit) must see this one's contribution
     if (out.entities.length > 0) before.add(s.messageId);
     else before.delete(s.messageId);
   }
   for (const [channelId, c] of channels) {
-    await deps.state.addPeople(channelId, c.newPeople);
     const all = [...c.contributes];
-    await deps.state.markContributed(
-      channelId,
-      all.filter(([, has]) => has).map(([id]) => id),
-      all.filter(([, has]) => !has).map(([id]) => id),
+    writes.push(
+      (st) => st.addPeople(channelId, c.newPeople),
+      (st) =>
+        st.markContributed(
+          channelId,
+          all.filter(([, has]) => has).map(([id]) => id),
+          all.filter(([, has]) => !has).map(([id]) => id),
+        ),
     );
   }
+  if (writes.length > 0)
+    await deps.state.transaction(async (st) => {
+      for (const write of writes) await write(st);
+    });
   return { events, queued };
 };
 

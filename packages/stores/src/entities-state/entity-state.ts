@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EntitiesExtracted, FactsExtracted } from '@atlas/core';
 import { normalizeEntityName } from '@atlas/core';
 import { type Generated, type Kysely, sql } from 'kysely';
@@ -52,6 +53,7 @@ interface Tables {
     superseded: Generated<boolean>;
   };
   entity_messages: { message_uuid: string; channel_id: string };
+  entity_extractions: { message_uuid: string; channel_id: string; input_digest: string; output: unknown };
   entity_owners: {
     channel_id: string;
     subject_key: string;
@@ -99,7 +101,32 @@ export const migrateEntityState = (db: Kysely<unknown>) =>
       },
     },
     '0003_graph_flags': channelFlagsMigration(GRAPH_FLAGS),
+    '0004_entity_extractions': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists entity_extractions (message_uuid uuid primary key, channel_id text not null,
+          input_digest text not null, output jsonb)`.execute(db);
+        await sql`create index if not exists entity_extractions_channel on entity_extractions (channel_id)`.execute(db);
+      },
+    },
   });
+
+/** What one extraction of a fact set yielded (EntitiesExtracted's graph part). */
+export type EntityOutput = Pick<EntitiesExtracted, 'entities' | 'relationships' | 'supersessions'>;
+
+/** The recorded extraction of a message: the digest of the fact set it read, and its output (null: no event). */
+export interface EntityExtractionRecord {
+  digest: string;
+  output: EntityOutput | null;
+}
+
+/**
+ * Digest of what entity extraction reads of a fact set (the facts and the source text) and of the extractor's id:
+ * a redelivered set (the facts projector ran a batch again after a crash) has the same digest. Hex SHA-256. Pure.
+ */
+export const factSetDigest = (set: Pick<FactsExtracted, 'facts' | 'sourceText'>, extractorId: string): string =>
+  createHash('sha256')
+    .update(JSON.stringify([extractorId, set.sourceText ?? '', set.facts]))
+    .digest('hex');
 
 /** The entities projector's copy of graph_enabled per channel. */
 const GRAPH_FLAGS = 'entity_channel_graph';
@@ -121,14 +148,59 @@ export class EntityStateStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners, entity_channel_graph`.execute(
-      this.db,
+    await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners, entity_extractions,
+      entity_channel_graph`.execute(this.db);
+  }
+
+  /**
+   * Runs `fn` with a store whose writes are one transaction: all of them or none (a process killed mid-batch leaves
+   * the state as it was before the batch, so the redelivered batch reads the same state again). Not nestable.
+   */
+  transaction<T>(fn: (state: EntityStateStore) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new EntityStateStore(trx as unknown as Kysely<unknown>)));
+  }
+
+  /** The recorded extractions of these messages (message id → record); messages never extracted are absent. */
+  async extractions(messageIds: readonly string[]): Promise<Map<string, EntityExtractionRecord>> {
+    if (messageIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('entity_extractions')
+      .select(['message_uuid', 'input_digest', 'output'])
+      .where('message_uuid', 'in', [...new Set(messageIds)])
+      .execute();
+    return new Map(
+      rows.map((r) => [
+        r.message_uuid,
+        {
+          digest: r.input_digest,
+          output: (typeof r.output === 'string' ? JSON.parse(r.output) : r.output) as EntityOutput | null,
+        },
+      ]),
     );
+  }
+
+  /** Records (upserts) the extraction of a message; `record` null forgets it (the message's facts are gone). */
+  async recordExtraction(channelId: string, messageId: string, record: EntityExtractionRecord | null): Promise<void> {
+    if (!record) {
+      await this.db.deleteFrom('entity_extractions').where('message_uuid', '=', messageId).execute();
+      return;
+    }
+    const output = record.output === null ? null : JSON.stringify(record.output);
+    await sql`insert into entity_extractions (message_uuid, channel_id, input_digest, output)
+      values (${messageId}::uuid, ${channelId}, ${record.digest}, ${output}::jsonb)
+      on conflict (message_uuid) do update set channel_id = excluded.channel_id, input_digest = excluded.input_digest,
+      output = excluded.output`.execute(this.db);
   }
 
   /** Forgets a channel's people, decisions, owners and contributing messages (ChannelDataDeleted); graph_enabled stays. */
   async deleteChannel(channelId: string): Promise<void> {
-    for (const table of ['entity_people', 'entity_decisions', 'entity_messages', 'entity_owners'] as const)
+    for (const table of [
+      'entity_people',
+      'entity_decisions',
+      'entity_messages',
+      'entity_owners',
+      'entity_extractions',
+    ] as const)
       await this.db.deleteFrom(table).where('channel_id', '=', channelId).execute();
   }
 
