@@ -1,5 +1,6 @@
 export * from './ask/ask-store.js';
 export * from './ask/migrations.js';
+export * from './cache-queue/index.js';
 export * from './connections/connection-store.js';
 export * from './connections/migrations.js';
 export * from './db.js';
