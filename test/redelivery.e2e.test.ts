@@ -39,11 +39,12 @@ describe('redelivered fact sets leave the graph as one delivery made it (slack-o
   let rt: Runtime;
   let channels: string[];
   let sets: FactsExtracted[];
+  let plan: Awaited<ReturnType<typeof planImport>>;
   beforeAll(async () => {
     rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', EMBEDDING_PROVIDER: 'none' }), {
       pollIntervalMs: 20,
     });
-    const plan = await planImport(OLAKE);
+    plan = await planImport(OLAKE);
     channels = plan.channels.map((c) => c.channelId);
     await appendPlan(rt, plan);
     await drain(rt);
@@ -88,5 +89,37 @@ describe('redelivered fact sets leave the graph as one delivery made it (slack-o
     expect([...twice.entities.keys()].filter((id) => !once.entities.has(id))).toEqual([]);
     expect([...twice.relationships].sort()).toEqual([...once.relationships].sort());
     expect(calls).toBe(0);
+  }, 300_000);
+
+  it('messages redelivered to the facts projector give the same fact sets, their conversation context included', async () => {
+    // The first half of every channel again, as a facts projector killed before its group committed reads them.
+    const again = plan.channels.flatMap((c) => {
+      const ms = plan.messages.filter((m) => m.channelId === c.channelId);
+      return ms.slice(0, Math.ceil(ms.length / 2));
+    });
+    const before = new Map(sets.map((s) => [s.messageId, s]));
+    const got: FactsExtracted[] = [];
+    const sub = await rt.eventLog.subscribe({
+      group: 'test-redelivery-probe-2',
+      topics: [TOPICS.facts],
+      start: 'latest',
+      handler: async (b) =>
+        void got.push(...b.filter((e) => e.type === 'FactsExtracted').map((e) => e.data as FactsExtracted)),
+    });
+    const once = await graphOf(rt, channels);
+    await rt.eventLog.append(
+      TOPICS.messages,
+      again.map((m) => ({ type: 'MessageIngested' as const, key: m.channelId, data: m })),
+    );
+    await drain(rt);
+    await waitFor(() => got.length >= again.length, 'the redelivered fact sets');
+    await sub.stop();
+    const shape = (s: FactsExtracted) => ({ facts: s.facts, sourceText: s.sourceText, contextText: s.contextText });
+    const differ = got.filter((s) => JSON.stringify(shape(s)) !== JSON.stringify(shape(before.get(s.messageId)!)));
+    expect(differ.map((s) => s.sourceMessageId)).toEqual([]);
+    expect(got.filter((s) => s.contextText !== '').length).toBeGreaterThan(10);
+    const twice = await graphOf(rt, channels);
+    const sorted = (g: typeof once) => [...g.entities].sort(([a], [b]) => a.localeCompare(b));
+    expect(sorted(twice)).toEqual(sorted(once));
   }, 300_000);
 });

@@ -144,7 +144,7 @@ const intentsOf = (
 
 /**
  * The fact sets of a run of MessageIngested | MessageDeleted events, in order, updating the thread roots and channel
- * tails. Messages of channels whose fact extraction is off get an empty set (their earlier facts are retracted).
+ * flow. Messages of channels whose fact extraction is off get an empty set (their earlier facts are retracted).
  */
 const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<NewEvent<'FactsExtracted'>[]> => {
   {
@@ -158,9 +158,24 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
     for (const [channelId, ids] of byChannel) {
       for (const [id, root] of await deps.threads.get(channelId, ids)) seen.set(`${channelId}\u0000${id}`, root);
     }
-    const tails = await deps.threads.tails([...new Set(messages.map((m) => m.channelId))]);
+    // Each channel's flow messages from an hour before the batch's first message to its last: what each message of
+    // the batch continues, whatever was read before (a redelivered or older message finds the one before it).
+    const span = new Map<string, { from: number; to: number }>();
+    for (const m of messages) {
+      const at = Date.parse(m.timestamp);
+      const r = span.get(m.channelId);
+      span.set(m.channelId, r ? { from: Math.min(r.from, at), to: Math.max(r.to, at) } : { from: at, to: at });
+    }
+    const flows = await deps.threads.flow(
+      [...span].map(([channelId, r]) => ({
+        channelId,
+        from: new Date(r.from - CONTEXT_WINDOW_MS).toISOString(),
+        to: new Date(r.to).toISOString(),
+      })),
+    );
+    const flowPut = new Map<string, ChannelTail>();
+    const flowGone = new Map<string, { channelId: string; messageId: string }>();
     const disabled = await deps.threads.extractionDisabled([...new Set(messages.map((m) => m.channelId))]);
-    const changedTails = new Set<string>();
     const out: NewEvent<'FactsExtracted'>[] = [];
     const roots = new Map<string, ThreadRoot>();
     /** Thread roots whose message was deleted: their text is no later reply's context. */
@@ -173,6 +188,10 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
         seen.delete(key);
         roots.delete(key);
         forgotten.set(key, { channelId: d.channelId, rootId: d.platformMessageId });
+        const flow = flows.get(d.channelId);
+        if (flow) flows.set(d.channelId, withoutFlow(flow, d.platformMessageId));
+        flowPut.delete(key);
+        flowGone.set(key, { channelId: d.channelId, messageId: d.platformMessageId });
         out.push(
           factSet({
             messageId: d.messageId,
@@ -198,7 +217,7 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
         ? []
         : selectFacts(await deps.extractor.extract({ message: m, thread }), deps.qualityThreshold);
       const text = preprocess(m).text;
-      const context = facts.length > 0 ? conversationContext(m, root, tails.get(m.channelId)) : '';
+      const context = facts.length > 0 ? conversationContext(m, root, flowBefore(flows.get(m.channelId), m)) : '';
       out.push(
         factSet({
           messageId: m.messageId,
@@ -213,16 +232,17 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
         }),
       );
       if (inChannelFlow(m)) {
-        const last = tails.get(m.channelId);
-        if (!last || Date.parse(last.messageTs) <= Date.parse(m.timestamp)) {
-          tails.set(m.channelId, {
-            channelId: m.channelId,
-            messageTs: m.timestamp,
-            text: text.slice(0, CONTEXT_CHARS),
-            authorName: m.author.name,
-          });
-          changedTails.add(m.channelId);
-        }
+        const entry: ChannelTail = {
+          channelId: m.channelId,
+          messageId: m.platformMessageId,
+          messageTs: m.timestamp,
+          text: text.slice(0, CONTEXT_CHARS),
+          authorName: m.author.name,
+        };
+        flows.set(m.channelId, withFlow(flows.get(m.channelId) ?? [], entry));
+        const key = `${m.channelId}\u0000${m.platformMessageId}`;
+        flowPut.set(key, entry);
+        flowGone.delete(key);
       }
       if (mayBeRoot(m)) {
         const r = {
@@ -239,10 +259,33 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
     }
     await deps.threads.put([...roots.values()]);
     await deps.threads.forget([...forgotten.values()]);
-    await deps.threads.putTails([...changedTails].map((c) => tails.get(c)!));
+    await deps.threads.forgetFlow([...flowGone.values()]);
+    await deps.threads.putFlow([...flowPut.values()]);
     return out;
   }
 };
+
+/** The flow message a message continues: the latest of `flow` (oldest first) at or before it, not itself. Pure. */
+const flowBefore = (flow: readonly ChannelTail[] | undefined, m: MessageIngested): ChannelTail | undefined => {
+  const at = Date.parse(m.timestamp);
+  for (let i = (flow?.length ?? 0) - 1; i >= 0; i--) {
+    const t = flow![i]!;
+    if (t.messageId !== m.platformMessageId && Date.parse(t.messageTs) <= at) return t;
+  }
+  return undefined;
+};
+
+/** `flow` (oldest first) with `entry` in its place by time, replacing an entry of the same message. Pure. */
+const withFlow = (flow: readonly ChannelTail[], entry: ChannelTail): ChannelTail[] => {
+  const rest = withoutFlow(flow, entry.messageId);
+  const at = Date.parse(entry.messageTs);
+  let i = rest.length;
+  while (i > 0 && Date.parse(rest[i - 1]!.messageTs) > at) i--;
+  return [...rest.slice(0, i), entry, ...rest.slice(i)];
+};
+
+const withoutFlow = (flow: readonly ChannelTail[], messageId: string): ChannelTail[] =>
+  flow.filter((t) => t.messageId !== messageId);
 
 const factSet = (data: FactsExtracted): NewEvent<'FactsExtracted'> => ({
   type: 'FactsExtracted',

@@ -10,9 +10,11 @@ export interface ThreadRoot {
   authorName: string;
 }
 
-/** The last top-level message of a channel the facts projector has read: context for the next one. */
+/** A top-level message of a channel's main flow the facts projector has read: context for the next one. */
 export interface ChannelTail {
   channelId: string;
+  /** Platform message id ('' on a tail kept from before the flow history). */
+  messageId: string;
   /** ISO 8601 UTC. */
   messageTs: string;
   text: string;
@@ -21,7 +23,14 @@ export interface ChannelTail {
 
 interface Tables {
   facts_thread_roots: { channel_id: string; root_id: string; text: string; author_name: string };
-  facts_channel_tails: { channel_id: string; message_ts: string; text: string; author_name: string };
+  facts_channel_flow: {
+    channel_id: string;
+    message_id: string;
+    message_at: Date | string;
+    message_ts: string;
+    text: string;
+    author_name: string;
+  };
 }
 
 /** The facts projector's own state: thread roots it has seen, for thread_context_summary. */
@@ -40,14 +49,31 @@ export const migrateFactsState = (db: Kysely<unknown>) =>
       },
     },
     '0003_extraction_flags': channelFlagsMigration(FLAGS),
+    // The flow history replaces the single tail per channel: a redelivered or late (older) message finds the message
+    // that came before it, not the newest one read. The tails kept so far seed it.
+    '0004_channel_flow': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table if not exists facts_channel_flow (channel_id text not null, message_id text not null,
+          message_at timestamptz not null, message_ts text not null, text text not null, author_name text not null,
+          primary key (channel_id, message_id))`.execute(db);
+        await sql`create index if not exists facts_channel_flow_at on facts_channel_flow (channel_id, message_at)`.execute(
+          db,
+        );
+        await sql`insert into facts_channel_flow (channel_id, message_id, message_at, message_ts, text, author_name)
+          select channel_id, '', message_ts::timestamptz, message_ts, text, author_name from facts_channel_tails
+          on conflict do nothing`.execute(db);
+        await sql`drop table facts_channel_tails`.execute(db);
+      },
+    },
   });
 
 /** The facts projector's copy of fact_extraction_enabled per channel. */
 const FLAGS = 'facts_channel_extraction';
 
 /**
- * The facts projector's conversation state: thread roots by (channel, root id), and each channel's
- * last top-level message (its tail). Upserts are idempotent; truncate() clears both (before a replay).
+ * The facts projector's conversation state: thread roots by (channel, root id), and each channel's main-flow
+ * messages by time (the flow: what a message continues when it is no reply). Upserts are idempotent; truncate()
+ * clears both (before a replay).
  */
 export class ThreadRootStore {
   private readonly db: Kysely<Tables>;
@@ -57,13 +83,13 @@ export class ThreadRootStore {
   }
 
   async truncate(): Promise<void> {
-    await sql`truncate table facts_thread_roots, facts_channel_tails, facts_channel_extraction`.execute(this.db);
+    await sql`truncate table facts_thread_roots, facts_channel_flow, facts_channel_extraction`.execute(this.db);
   }
 
-  /** Forgets a channel's thread roots and tail (ChannelDataDeleted); its extraction setting stays. */
+  /** Forgets a channel's thread roots and flow (ChannelDataDeleted); its extraction setting stays. */
   async deleteChannel(channelId: string): Promise<void> {
     await this.db.deleteFrom('facts_thread_roots').where('channel_id', '=', channelId).execute();
-    await this.db.deleteFrom('facts_channel_tails').where('channel_id', '=', channelId).execute();
+    await this.db.deleteFrom('facts_channel_flow').where('channel_id', '=', channelId).execute();
   }
 
   /** Which of these channels have fact extraction off (ChannelSettingsUpdated.factExtractionEnabled). */
@@ -76,38 +102,56 @@ export class ThreadRootStore {
     return setChannelEnabled(this.db as Kysely<unknown>, FLAGS, channelId, enabled);
   }
 
-  /** The tails of these channels (absent: none seen yet). */
-  async tails(channelIds: readonly string[]): Promise<Map<string, ChannelTail>> {
-    if (channelIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('facts_channel_tails')
-      .selectAll()
-      .where('channel_id', 'in', [...new Set(channelIds)])
-      .execute();
-    return new Map(
-      rows.map((r) => [
-        r.channel_id,
-        { channelId: r.channel_id, messageTs: r.message_ts, text: r.text, authorName: r.author_name },
-      ]),
-    );
+  /**
+   * The flow messages of each channel from `from` to `to` (ISO 8601, both included), oldest first: channel id →
+   * its messages (absent: none in the range).
+   */
+  async flow(ranges: readonly { channelId: string; from: string; to: string }[]): Promise<Map<string, ChannelTail[]>> {
+    const out = new Map<string, ChannelTail[]>();
+    for (const r of ranges) {
+      const rows = await this.db
+        .selectFrom('facts_channel_flow')
+        .select(['channel_id', 'message_id', 'message_ts', 'text', 'author_name'])
+        .where('channel_id', '=', r.channelId)
+        .where('message_at', '>=', r.from)
+        .where('message_at', '<=', r.to)
+        .orderBy('message_at')
+        .orderBy('message_id')
+        .execute();
+      if (rows.length > 0)
+        out.set(
+          r.channelId,
+          rows.map((x) => ({
+            channelId: x.channel_id,
+            messageId: x.message_id,
+            messageTs: x.message_ts,
+            text: x.text,
+            authorName: x.author_name,
+          })),
+        );
+    }
+    return out;
   }
 
-  /** Sets each channel's tail (the last one per channel wins). */
-  async putTails(tails: readonly ChannelTail[]): Promise<void> {
-    const unique = [...new Map(tails.map((t) => [t.channelId, t])).values()];
+  /** Upserts flow messages by (channel, message id): an edit replaces the text. */
+  async putFlow(messages: readonly ChannelTail[]): Promise<void> {
+    const unique = [...new Map(messages.map((t) => [`${t.channelId}\u0000${t.messageId}`, t])).values()];
     for (let i = 0; i < unique.length; i += 500) {
       await this.db
-        .insertInto('facts_channel_tails')
+        .insertInto('facts_channel_flow')
         .values(
           unique.slice(i, i + 500).map((t) => ({
             channel_id: t.channelId,
+            message_id: t.messageId,
+            message_at: t.messageTs,
             message_ts: t.messageTs,
             text: t.text,
             author_name: t.authorName,
           })),
         )
         .onConflict((oc) =>
-          oc.column('channel_id').doUpdateSet((eb) => ({
+          oc.columns(['channel_id', 'message_id']).doUpdateSet((eb) => ({
+            message_at: eb.ref('excluded.message_at'),
             message_ts: eb.ref('excluded.message_ts'),
             text: eb.ref('excluded.text'),
             author_name: eb.ref('excluded.author_name'),
@@ -115,6 +159,16 @@ export class ThreadRootStore {
         )
         .execute();
     }
+  }
+
+  /** Forgets flow messages (deleted): their text is no later message's context. */
+  async forgetFlow(messages: readonly { channelId: string; messageId: string }[]): Promise<void> {
+    for (const m of messages)
+      await this.db
+        .deleteFrom('facts_channel_flow')
+        .where('channel_id', '=', m.channelId)
+        .where('message_id', '=', m.messageId)
+        .execute();
   }
 
   /** Forgets these thread roots (their messages were deleted), so their text is no later message's context. */
