@@ -136,6 +136,29 @@ const ConfigFields = z.object({
   PLATFORM_A_API_URL: z.string().url().default('https://slack.com/api/'),
   /** platform_b's REST API base address, without the version (connections: credential validation, channel lists). */
   PLATFORM_B_API_URL: z.string().url().default('https://discord.com/api'),
+  /** The chat bot's HTTP port (spec "Limits": default ports backend 8000, bot 3001): slash commands and GET /health. */
+  BOT_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
+  /**
+   * The secret the bot and the backend share (spec "Authentication" 3, `BRIDGE_API_KEY`): the bot sends it in the
+   * `x-atlas-bridge-key` header; the API answers a request carrying a different key 401 UNAUTHORIZED. Empty = unset.
+   */
+  BRIDGE_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** The backend address the bot calls (spec "Authentication" 3); unset: http://HOST:PORT (127.0.0.1 for 0.0.0.0). */
+  ATLAS_API_URL: z.string().url().optional(),
+  /** The public address of the API (spec Limits: "a public API address setting"): the links the bot posts; unset: ATLAS_API_URL. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Redis (redis://[:password@]host:6379[/db]) as the bot's cache/queue store; unset: in process (embedded default). */
+  REDIS_URL: z.string().optional(),
+  /** platform_a's signing secret: the bot verifies slash commands with it (v0 HMAC-SHA256); unset: no platform_a route. */
+  PLATFORM_A_SIGNING_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** platform_b's application public key (64 hex characters): the bot verifies interactions (Ed25519); unset: no route. */
+  PLATFORM_B_PUBLIC_KEY: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'PLATFORM_B_PUBLIC_KEY must be 64 hexadecimal characters (an Ed25519 public key)')
+      .optional(),
+  ),
 });
 
 /**

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerBridgeAuth } from './bridge-auth.js';
 import { registerErrorHandling } from './errors.js';
 import type { ApiPorts } from './ports.js';
 import { adminRoutes } from './routes/admin.js';
@@ -32,6 +33,7 @@ export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {})
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  registerBridgeAuth(app, ports.bridgeApiKey); // the bot's shared secret (spec "Authentication" 3)
   const telemetry = registerTelemetry(app, ports);
   await app.register(healthRoutes, ports);
   await app.register(channelRoutes, ports);

@@ -97,4 +97,6 @@ export interface ApiPorts {
   telemetry?: TelemetrySources;
   /** Write intents (POST /api/admin/reconcile, write-intents) and dead letters. Absent: those routes are not registered. */
   admin?: AdminPorts;
+  /** BRIDGE_API_KEY: a request carrying another `x-atlas-bridge-key` is refused 401 (bridge-auth.ts). Absent: no check. */
+  bridgeApiKey?: string | null;
 }

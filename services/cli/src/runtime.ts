@@ -171,6 +171,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): ApiPorts => ({
     },
   },
   stats: { store: rt.stats, connections: rt.connections },
+  bridgeApiKey: rt.cfg.BRIDGE_API_KEY ?? null, // the bot's shared secret (spec "Authentication" 3)
   telemetry: {
     registries: [rt.metrics.registry], // projector events, LLM calls / tokens / cost of this process
     // Every breaker of the process (stores, embedder, LLM providers), by the dependency it guards.

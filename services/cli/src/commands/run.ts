@@ -25,13 +25,14 @@ import {
   startProjector,
   startProjectors,
 } from '../runtime.js';
+import { botConfigured, runBot, startBotService } from './bot.js';
 
 /**
  * What `atlas run` can run: the query service, one projector, the sync worker (with the sync-jobs and sync-schedules
  * projectors and the sync scheduler) or the sync scheduler alone (with the sync-schedules projector); `atlas start`
  * runs them all in one process.
  */
-export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker', 'scheduler'] as const;
+export const SERVICES = ['api', ...PROJECTOR_NAMES, 'sync-worker', 'scheduler', 'bot'] as const;
 
 /** Fastify's pino logger: JSON lines with reqId, credentials redacted (apiLoggerOptions, services/api/src/telemetry.ts). */
 const logger = (cfg: Config) => apiLoggerOptions(cfg.LOG_LEVEL);
@@ -44,6 +45,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
   if (service !== 'all' && !(SERVICES as readonly string[]).includes(service)) {
     throw new AtlasError('INVALID_REQUEST', `unknown service '${service}' (one of: ${SERVICES.join(', ')})`);
   }
+  if (service === 'bot') return runBot(cfg); // no database, no lock: HTTP to the backend, the cache/queue store
   const startedAt = Date.now();
   const serves = service === 'all' || service === 'api';
   const release = cfg.DATABASE_URL
@@ -109,6 +111,8 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
         ? startReconcileScheduler(reconcileDeps(rt), { log: { info: (m) => log.info(m), warn: (m) => log.warn(m) } })
         : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
+    // The chat bot on BOT_PORT beside the API when a platform's secret is configured (`atlas run bot` runs it alone).
+    const bot = service === 'all' && botConfigured(cfg) ? await startBotService(cfg) : null;
     // A process without the API serves its own Prometheus /metrics when METRICS_PORT is set (projector and LLM counters).
     const metricsServer =
       !app && cfg.METRICS_PORT !== undefined
@@ -153,6 +157,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       reconciler?.stop();
       monitor?.stop();
       syncScheduler?.stop();
+      await bot?.close();
       await app?.close();
       await metricsServer?.close();
       await syncWorker?.stop();
