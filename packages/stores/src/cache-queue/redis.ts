@@ -85,6 +85,13 @@ export class RedisCacheQueue implements CacheQueueStore {
 
   async pop(queue: string, consumer: string, waitMs: number): Promise<QueuedJob | null> {
     try {
+      // The blocking connection still reconnecting while the other one answers (just after an outage): take a job
+      // without blocking, so the store does not look down for it, and wait a little when there is none.
+      if (waitMs > 0 && this.blocking.status !== 'ready' && this.client.status === 'ready') {
+        const raw = await call(() => this.client.lmove(this.q(queue), this.flight(queue, consumer), 'LEFT', 'RIGHT'));
+        if (raw === null) await new Promise((r) => setTimeout(r, Math.min(waitMs, 200)));
+        return raw === null ? null : decodeJob(raw);
+      }
       const raw =
         waitMs > 0
           ? await call(() =>
