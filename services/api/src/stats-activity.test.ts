@@ -1,14 +1,10 @@
-import { loadConfig } from '@atlas/core';
-import type { Subscription } from '@atlas/eventlog';
-import { type SyncWorker, startRuntimeSyncWorker } from '@atlas/projectors';
-import type { FastifyInstance } from 'fastify';
+import { waitForProjectors } from '@atlas/projectors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '../../cli/src/runtime.js';
-import { buildApp } from './app.js';
+import type { Runtime } from '../../cli/src/runtime.js';
 import { metricBands } from './routes/stats.js';
+import { openMockSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 type Json = ReturnType<typeof JSON.parse>;
-const MOCK_NOW = Date.parse('2026-03-06T15:00:00Z');
 
 /**
  * The activity feed and the sync figures of GET /api/stats/metrics from a real run on the mock platform
@@ -17,36 +13,15 @@ const MOCK_NOW = Date.parse('2026-03-06T15:00:00Z');
  * performance.avg_sync_duration_seconds), the facts of the synced messages (fact_extracted).
  */
 describe('stats activity from connections and a sync (mock platform)', () => {
+  let h: SyncHarness;
   let rt: Runtime;
-  let app: FastifyInstance;
-  let subs: Subscription[];
-  let worker: SyncWorker;
-  const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
-    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
-    return { status: res.statusCode, body: (res.body ? res.json() : undefined) as Json };
-  };
+  let call: SyncHarness['call'];
 
   beforeAll(async () => {
-    rt = await openRuntime(
-      loadConfig({
-        ATLAS_DATA_DIR: 'memory://',
-        EMBEDDING_PROVIDER: 'none',
-        CREDENTIAL_MASTER_KEY: '4e'.repeat(32),
-        ADAPTER_MOCK: 'true',
-        PLATFORM_A_API_URL: 'http://127.0.0.1:9/api/',
-      }),
-      { pollIntervalMs: 20 },
-    );
-    subs = await startProjectors(rt);
-    worker = await startRuntimeSyncWorker(rt, { pollMs: 20, client: { mock: { now: () => MOCK_NOW } } });
-    app = await buildApp(apiPorts(rt));
+    h = await openMockSyncHarness();
+    ({ rt, call } = h);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await app?.close();
-    await Promise.all((subs ?? []).map((s) => s.stop()));
-    await rt?.close();
-  });
+  afterAll(async () => h?.close());
 
   it('lists connection_established, connection_failed, sync_completed and fact_extracted, newest first', async () => {
     const created = await call('POST', '/api/connections', {

@@ -1,54 +1,19 @@
-import { loadConfig } from '@atlas/core';
-import type { Subscription } from '@atlas/eventlog';
-import { runDueSchedules, type SyncWorker, startRuntimeSyncWorker, syncSchedulerDepsOf } from '@atlas/projectors';
-import type { FastifyInstance } from 'fastify';
+import { runDueSchedules, syncSchedulerDepsOf } from '@atlas/projectors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiPorts, openRuntime, type Runtime, startProjectors } from '../../cli/src/runtime.js';
-import { buildApp } from './app.js';
-
-type Json = ReturnType<typeof JSON.parse>;
-/** The mock platform's clock for the worker: the same history on every run. */
-const MOCK_NOW = Date.parse('2026-03-06T15:00:00Z');
+import type { Runtime } from '../../cli/src/runtime.js';
+import { openMockSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 describe('ADAPTER_MOCK=true: a new user tries connections and sync with no credentials', () => {
+  let h: SyncHarness;
   let rt: Runtime;
-  let app: FastifyInstance;
-  let subs: Subscription[];
-  let worker: SyncWorker;
-  const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
-    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
-    return { status: res.statusCode, body: (res.body ? res.json() : undefined) as Json };
-  };
-  const finished = async (channelId: string, jobId: string) => {
-    const until = Date.now() + 60_000;
-    for (;;) {
-      const r = await call('GET', `/api/sync/status?channel_id=${channelId}&job_id=${jobId}`);
-      if (['completed', 'failed', 'cancelled'].includes(r.body?.status)) return r.body;
-      if (Date.now() > until) throw new Error(`job ${jobId} still ${r.body?.status}`);
-      await new Promise((res) => setTimeout(res, 25));
-    }
-  };
+  let call: SyncHarness['call'];
+  let finished: SyncHarness['finished'];
 
   beforeAll(async () => {
-    const cfg = loadConfig({
-      ATLAS_DATA_DIR: 'memory://',
-      EMBEDDING_PROVIDER: 'none',
-      CREDENTIAL_MASTER_KEY: '3d'.repeat(32),
-      ADAPTER_MOCK: 'true',
-      // Nothing listens here: a request to a platform would fail the test.
-      PLATFORM_A_API_URL: 'http://127.0.0.1:9/api/',
-    });
-    rt = await openRuntime(cfg, { pollIntervalMs: 20 });
-    subs = await startProjectors(rt);
-    worker = await startRuntimeSyncWorker(rt, { pollMs: 20, client: { mock: { now: () => MOCK_NOW } } });
-    app = await buildApp(apiPorts(rt));
+    h = await openMockSyncHarness();
+    ({ rt, call, finished } = h);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await app?.close();
-    await Promise.all((subs ?? []).map((s) => s.stop()));
-    await rt?.close();
-  });
+  afterAll(async () => h?.close());
 
   it('creates a connection, selects a channel, syncs generated messages and finds their facts', async () => {
     const refused = await call('POST', '/api/connections', {

@@ -1,6 +1,6 @@
 import { type Config, loadConfig, type StoredEvent, type SyncJobUpdated, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
-import { type SyncJobDeps, type SyncWorker, startRuntimeSyncWorker } from '@atlas/projectors';
+import { type SyncWorker, startRuntimeSyncWorker } from '@atlas/projectors';
 import type { FastifyInstance } from 'fastify';
 import type { SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
 import { apiPorts, openRuntime, type Runtime, startProjectors } from '../../cli/src/runtime.js';
@@ -17,7 +17,11 @@ export interface SyncHarness {
   subs: Subscription[];
   /** Every SyncJobUpdated seen on atlas.sync-jobs, in order. */
   updates: SyncJobUpdated[];
-  call(method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object): Promise<{ status: number; body: Json }>;
+  call(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+  ): Promise<{ status: number; body: Json }>;
   /** Polls GET /api/sync/status until the job is in a terminal state; returns the job object. */
   finished(channelId: string, jobId: string, timeoutMs?: number): Promise<Json>;
   /** Stops the worker, the projectors and the API; closes the runtime (the data stays in the data dir). */
@@ -31,7 +35,7 @@ export interface SyncHarness {
 export const openSyncHarness = async (
   emu: { url: string },
   env: Record<string, string> = {},
-  over: Partial<SyncJobDeps> = {},
+  over: Parameters<typeof startRuntimeSyncWorker>[1] = {},
 ): Promise<SyncHarness> => {
   const cfg: Config = loadConfig({
     ATLAS_DATA_DIR: 'memory://',
@@ -59,7 +63,7 @@ export const openSyncHarness = async (
     ...over,
   });
   const app = await buildApp(apiPorts(rt));
-  const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => {
+  const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => {
     const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
     return { status: res.statusCode, body: res.body ? res.json() : undefined };
   };
@@ -87,6 +91,20 @@ export const openSyncHarness = async (
     },
   };
 };
+
+/** The mock platform's clock for the worker of a mock harness: the same generated history on every run. */
+export const MOCK_NOW = Date.parse('2026-03-06T15:00:00Z');
+
+/**
+ * A harness on the mock platform (ADAPTER_MOCK=true, the worker's mock clock at MOCK_NOW): no platform is reached
+ * (PLATFORM_A_API_URL points where nothing listens, so a request to a platform would fail the test).
+ */
+export const openMockSyncHarness = (): Promise<SyncHarness> =>
+  openSyncHarness(
+    { url: 'http://127.0.0.1:9/api/' },
+    { ADAPTER_MOCK: 'true' },
+    { client: { mock: { now: () => MOCK_NOW } } },
+  );
 
 /** Saves a connection on the emulator's token with `channelIds` selected; returns its id. */
 export const connect = async (rt: Runtime, emu: SlackEmulator, channelIds: string[], token = emu.token) => {
