@@ -67,12 +67,23 @@ const replyOf = async (job: BotJob, deps: JobDeps): Promise<BotReply> => {
     case 'ask': {
       const key = answerKey(job.command.question);
       const cached = await deps.store.get(key).catch(() => null);
-      if (cached) return JSON.parse(cached) as BotReply;
+      const hit = cached ? parseReply(cached) : null;
+      if (hit) return hit;
       const reply = await deps.backend.ask(job.command.question);
       if (reply.visibility === 'in_channel')
         await deps.store.set(key, JSON.stringify(reply), ANSWER_CACHE_TTL_MS).catch(() => undefined);
       return reply;
     }
+  }
+};
+
+/** A cached reply, or null when the value is not one (written by another version): the backend answers instead. */
+const parseReply = (raw: string): BotReply | null => {
+  try {
+    const v = JSON.parse(raw) as BotReply;
+    return typeof v.text === 'string' && Array.isArray(v.sources) ? v : null;
+  } catch {
+    return null;
   }
 };
 
