@@ -4,7 +4,7 @@ import { Neo4jGraphStore } from '@atlas/stores';
 import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEntities } from './graph.js';
-import { openHarness } from './harness.test-support.js';
+import { conversation, openHarness } from './harness.test-support.js';
 import { entityDeps, startProjectors, waitForProjectors } from './runtime.js';
 
 type Harness = Awaited<ReturnType<typeof openHarness>>;
@@ -21,22 +21,6 @@ class SwitchableExtractor implements EntityExtractor {
     return this.inner.extract(input);
   }
 }
-
-const conversation = (ch: string): NewEvent[] => [
-  { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch, 'platform') },
-  {
-    type: 'MessageIngested',
-    key: ch,
-    data: messageEvent(ch, 1_700_000_000, 'We decided to use Kafka for the event log, it replaces our cron jobs.'),
-  },
-  {
-    type: 'MessageIngested',
-    key: ch,
-    data: messageEvent(ch, 1_700_000_600, 'I am working on the ingest service in TypeScript with PostgreSQL.', {
-      author: { id: 'U2', name: 'bob', isBot: false },
-    }),
-  },
-];
 
 const run = async (h: Harness, events: NewEvent[]) => {
   await h.eventLog.append(TOPICS.messages, events);

@@ -2,10 +2,10 @@ import { type MessageDeleted, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import { type Embedder, providerUnavailable } from '@atlas/providers';
 import { Neo4jGraphStore } from '@atlas/stores';
-import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
+import { freshChannelId } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEmbeddings } from './embeddings.js';
-import { openHarness } from './harness.test-support.js';
+import { conversation, openHarness } from './harness.test-support.js';
 import { runReconcilePass } from './reconciler.js';
 import { activeProjectors, reconcileDeps, startProjector, waitForProjectors } from './runtime.js';
 
@@ -26,21 +26,6 @@ const switchable = (inner: Embedder) => {
 };
 
 const MIN = 60_000;
-const conversation = (ch: string): NewEvent[] => [
-  { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch, 'platform') },
-  {
-    type: 'MessageIngested',
-    key: ch,
-    data: messageEvent(ch, 1_700_000_000, 'We decided to use Kafka for the event log, it replaces our cron jobs.'),
-  },
-  {
-    type: 'MessageIngested',
-    key: ch,
-    data: messageEvent(ch, 1_700_000_600, 'I am working on the ingest service in TypeScript with PostgreSQL.', {
-      author: { id: 'U2', name: 'bob', isBot: false },
-    }),
-  },
-];
 
 describe('write intents and the reconciler (spec "Write intent (two-phase persist)")', () => {
   let h: Harness;

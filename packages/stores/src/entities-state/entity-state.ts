@@ -382,6 +382,15 @@ export class EntityStateStore {
   }
 }
 
+const backlogItemOf = (r: Tables['entity_backlog']): EntityBacklogItem =>
+  ({
+    stage: r.stage,
+    messageId: r.message_uuid,
+    channelId: r.channel_id,
+    payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+    reason: r.reason,
+  }) as EntityBacklogItem;
+
 /**
  * Messages whose entity extraction or graph write was skipped because the LLM or the graph store was
  * down (spec "Ingestion pipeline": entity extraction skipped, message queued for entity backfill;
@@ -412,16 +421,7 @@ export class EntityBacklog {
       .orderBy('message_uuid')
       .limit(limit)
       .execute();
-    return rows.map(
-      (r) =>
-        ({
-          stage: r.stage,
-          messageId: r.message_uuid,
-          channelId: r.channel_id,
-          payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
-          reason: r.reason,
-        }) as EntityBacklogItem,
-    );
+    return rows.map(backlogItemOf);
   }
 
   /** The queued items of these messages, every stage. */
@@ -433,16 +433,7 @@ export class EntityBacklog {
       .where('message_uuid', 'in', [...new Set(messageIds)])
       .orderBy('queued_at')
       .execute();
-    return rows.map(
-      (r) =>
-        ({
-          stage: r.stage,
-          messageId: r.message_uuid,
-          channelId: r.channel_id,
-          payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
-          reason: r.reason,
-        }) as EntityBacklogItem,
-    );
+    return rows.map(backlogItemOf);
   }
 
   /** Removes the items of these messages at this stage (done, or replaced by a newer event). */
