@@ -71,11 +71,13 @@ describe.runIf(Boolean(brokers && pgUrl))(
       await c.query(`create schema "${schema}"`);
       await c.end();
       const server = atlas('run', 'api', '--port', String(port));
-      await until('the api', server.ready);
+      await until('the api', server.ready, 180_000);
       const services = [atlas('run', 'documents'), atlas('run', 'keyword')];
       const factsA = atlas('run', 'facts');
       const factsB = atlas('run', 'facts');
-      await until('the projectors', () => [...services, factsA, factsB].every((s) => s.ready()));
+      // Four processes start at once (each loads the sources through tsx and joins its consumer group): slow beside the
+      // other suites in CI.
+      await until('the projectors', () => [...services, factsA, factsB].every((s) => s.ready()), 240_000);
 
       const imported = atlas('import', EXPORT, '--no-project', '--no-progress');
       await until('the import', () => imported.child.exitCode !== null, 120_000);
@@ -137,6 +139,6 @@ describe.runIf(Boolean(brokers && pgUrl))(
       });
       expect(found.results.length).toBeGreaterThan(0);
       expect(found.results[0]!.highlights.join(' ')).toMatch(/<mark>/);
-    }, 400_000);
+    }, 900_000);
   },
 );
