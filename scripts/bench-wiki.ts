@@ -11,12 +11,34 @@
  * stale, not run), their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version,
  * kept pages included), and the first full run's RSS / heap delta in MB; then phase totals.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import type { WikiGenerateResult } from '../packages/wiki/src/generate.js';
 import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
 import { openRuntime } from '../services/cli/src/runtime.js';
+
+/**
+ * With BENCH_PROFILE=<dir>, a V8 CPU profile of each timed phase (incremental, full rebuild) is written there
+ * (`wiki-incremental.cpuprofile`, `wiki-full.cpuprofile`; open in Chrome DevTools).
+ */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+const profiled = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+  if (!PROFILE_DIR) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(path.join(PROFILE_DIR, `wiki-${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+};
 
 const SRC = path.resolve(import.meta.dirname, '../../shared/data/slack-clojurians-2018-02/export');
 const MB = 1024 * 1024;
@@ -75,18 +97,22 @@ console.log(
 // The channels the wiki projector marked stale: what the scheduler regenerates once the projectors are idle.
 const stale = new Set(await wiki.staleChannels());
 const incrStart = performance.now();
-for (const id of stale) {
-  const incr = await generator.generate(id, 'incremental', new Date(`${lastDay}T23:59:59Z`));
-  const row = rows.get(id);
-  if (row) row.incr = incr;
-}
+await profiled('incremental', async () => {
+  for (const id of stale) {
+    const incr = await generator.generate(id, 'incremental', new Date(`${lastDay}T23:59:59Z`));
+    const row = rows.get(id);
+    if (row) row.incr = incr;
+  }
+});
 const incrWall = performance.now() - incrStart;
 // The daily rebuild of the final data: the baseline, side by side.
 const full2Start = performance.now();
-for (const c of await rt.documents.listChannels()) {
-  const row = rows.get(c.id);
-  if (row) row.full = await generator.generate(c.id, 'full', new Date(`${lastDay}T23:59:59Z`));
-}
+await profiled('full', async () => {
+  for (const c of await rt.documents.listChannels()) {
+    const row = rows.get(c.id);
+    if (row) row.full = await generator.generate(c.id, 'full', new Date(`${lastDay}T23:59:59Z`));
+  }
+});
 const fullWall = performance.now() - full2Start;
 
 const notRun = (r: Row): WikiGenerateResult => ({
