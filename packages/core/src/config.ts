@@ -57,6 +57,14 @@ const ConfigFields = z.object({
    */
   LLM_BASE_URL: z.string().optional(),
   LLM_API_KEY: z.string().optional(),
+  /**
+   * Who extracts facts from messages: `llm` (the fast tier; when no provider answers, the message goes to the
+   * dead-letter queue and is re-driven once the model answers again), `offline` (the regex fast path), or `auto`
+   * (default: `llm` when LLM_BASE_URL is set, else `offline`).
+   */
+  FACT_EXTRACTOR: z.enum(['auto', 'llm', 'offline']).default('auto'),
+  /** How often the process running the facts projector checks whether the LLM is back for its dead letters, ms. */
+  LLM_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   LLM_FAST_MODEL: z.string().default('gpt-4o-mini'),
   LLM_QUALITY_MODEL: z.string().default('gpt-4o'),
   /** Per-call timeout of LLM requests, ms (spec: 10 s). */

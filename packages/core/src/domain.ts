@@ -187,6 +187,11 @@ export const DeadLettered = z.object({
    * (such an item can be listed but not re-driven).
    */
   eventData: z.string().nullable().optional(),
+  /**
+   * v3: the error's code when it was an AtlasError (e.g. PROVIDER_UNAVAILABLE: the LLM fact extractor found no provider),
+   * else null; null on v1 and v2 events. The LLM recovery re-drive finds its items by it.
+   */
+  errorCode: z.string().nullable().optional(),
 });
 export type DeadLettered = z.infer<typeof DeadLettered>;
 

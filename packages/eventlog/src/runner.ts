@@ -1,4 +1,4 @@
-import { type EventType, isRetriable, type StoredEvent, TOPICS } from '@atlas/core';
+import { AtlasError, type EventType, isRetriable, type StoredEvent, TOPICS } from '@atlas/core';
 import type { EventLog, Subscription } from './port.js';
 
 /**
@@ -24,13 +24,23 @@ export interface RunnerOptions {
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
+/**
+ * True for an error whose event should go to the dead-letter queue at its first failure (AtlasError details
+ * `dead_letter: 'at_once'`): an outage of a dependency the event cannot be processed without, which a quick retry would
+ * meet again (spec "Ingestion pipeline": fact extraction fails, the message goes to the dead-letter queue).
+ */
+export const deadLetterAtOnce = (err: unknown): boolean =>
+  err instanceof AtlasError && err.details?.dead_letter === 'at_once';
+
 export const groupOf = (projector: { name: string }): string => `atlas.projector.${projector.name}`;
 
 /**
  * Runs a projector as a member of its consumer group. A batch that fails with a retriable error
  * (a store down) is redelivered with backoff; a non-retriable failure is narrowed to the failing
  * event, which is retried `maxAttempts` times and then appended to `atlas.dead-letters` as `DeadLettered` with the
- * error and the original event (type, key and data as JSON), and the partition goes on with the next event.
+ * error, its code (an AtlasError's) and the original event (type, key and data as JSON), and the partition goes on
+ * with the next event. An error that says so (deadLetterAtOnce: the LLM fact extractor when no provider answers) is
+ * dead-lettered at its first failure: retrying at once would meet the same outage.
  */
 export const runProjector = async <D>(
   eventLog: EventLog,
@@ -56,6 +66,8 @@ export const runProjector = async <D>(
           eventType: event.type,
           key: event.key,
           error: err instanceof Error ? err.message : String(err),
+          // v3: the error's code, so an item can be found by its cause (the LLM recovery re-drive).
+          errorCode: err instanceof AtlasError ? err.code : null,
           attempts,
           failedAt: new Date().toISOString(),
           // v2: the original event's data, so an admin can re-drive it (POST /api/admin/dead-letters/{id}/redrive).
@@ -71,7 +83,7 @@ export const runProjector = async <D>(
         return await projector.handle([event], deps);
       } catch (err) {
         if (isRetriable(err)) throw err;
-        if (attempt >= maxAttempts) return deadLetter(event, err, attempt);
+        if (attempt >= maxAttempts || deadLetterAtOnce(err)) return deadLetter(event, err, attempt);
       }
     }
   };

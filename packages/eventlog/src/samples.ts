@@ -155,6 +155,7 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     attempts: 5,
     failedAt: '2018-02-06T00:00:00.000Z',
     eventData: JSON.stringify({ messageId, channelId: 'C03S1KBA2', text: 'Will there be a Clojure/West this year?' }),
+    errorCode: 'INTERNAL_ERROR',
   },
   ChannelSettingsUpdated: {
     channelId: 'C03S1KBA2',

@@ -111,7 +111,7 @@ describe('Avro schemas', () => {
     }
   });
 
-  it('reads v1 DeadLettered and EntitiesExtracted bytes with the v2 readers: eventData and intentId are null', () => {
+  it('reads v1 DeadLettered and EntitiesExtracted bytes with the current readers: eventData and intentId are null', () => {
     const dir = path.join(SCHEMAS_DIR, 'fixtures');
     for (const [type, field] of [
       ['DeadLettered', 'eventData'],
@@ -126,8 +126,31 @@ describe('Avro schemas', () => {
         reader.avro.createResolver(writer),
       ) as Record<string, unknown>;
       expect(v1[field]).toBeNull();
-      const v2 = reader.avro.fromBuffer(readFileSync(path.join(dir, `${type}.v2.bin`))) as Record<string, unknown>;
+      const v2Writer = avro.Type.forSchema(
+        JSON.parse(readFileSync(path.join(dir, `${type}.v2.avsc`), 'utf8')) as avro.Schema,
+      );
+      const v2 = reader.avro.fromBuffer(
+        readFileSync(path.join(dir, `${type}.v2.bin`)),
+        reader.avro.createResolver(v2Writer),
+      ) as Record<string, unknown>;
       expect(v2[field]).toBe((SAMPLE_EVENTS[type] as Record<string, unknown>)[field]);
     }
+  });
+
+  it('reads v1 and v2 DeadLettered bytes with the v3 reader: errorCode is null; v3 keeps it', () => {
+    const dir = path.join(SCHEMAS_DIR, 'fixtures');
+    const reader = schemas.get('DeadLettered')!;
+    const read = (v: number) => {
+      const writer = avro.Type.forSchema(
+        JSON.parse(readFileSync(path.join(dir, `DeadLettered.v${v}.avsc`), 'utf8')) as avro.Schema,
+      );
+      return reader.avro.fromBuffer(
+        readFileSync(path.join(dir, `DeadLettered.v${v}.bin`)),
+        reader.avro.createResolver(writer),
+      ) as Record<string, unknown>;
+    };
+    expect(read(1).errorCode).toBeNull();
+    expect(read(2).errorCode).toBeNull();
+    expect(read(3).errorCode).toBe(SAMPLE_EVENTS.DeadLettered.errorCode);
   });
 });

@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { type CircuitBreaker, loadConfig, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
-import { WikiGenerator } from '@atlas/projectors';
+import { llmRecoveryDeps, runLlmRecoveryPass, startLlmRecovery, WikiGenerator } from '@atlas/projectors';
 import { type DatabaseHandle, guardGraphStore, migrateGraph, openDatabase, PostgresGraphStore } from '@atlas/stores';
 import { channelEvent, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { GRAPH_UNAVAILABLE_NOTICE, type WikiPage, type WikiStructure } from '@atlas/wiki';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeOpenAiServer,
+  okJson,
+  serverError,
+  startFakeOpenAiServer,
+} from '../../../packages/providers/src/llm/fake-openai-server.test-support.js';
 import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 import {
@@ -466,6 +472,8 @@ describe('LLM provider down (primary and secondary OpenAI-compatible endpoints a
       LLM_SECONDARY_BASE_URL: secondary.url,
       LLM_TIMEOUT_MS: '2000',
       BREAKER_RESET_MS: '60000', // no probe within the test: the breakers stay OPEN once opened
+      // Facts by the regex fast path: this part is about the LLM's other agents (LLM fact extraction: the next describe).
+      FACT_EXTRACTOR: 'offline',
     });
   }, 60_000);
   afterAll(async () => {
@@ -491,5 +499,103 @@ describe('LLM provider down (primary and secondary OpenAI-compatible endpoints a
     const again = await h.ask('What did we decide about Kafka?', ch);
     expect(again.text).toContain(FALLBACK_NOTE);
     expect(primary.requests + secondary.requests).toBe(sent); // OPEN: nothing sent
+  });
+});
+
+describe('LLM provider down for fact extraction: messages dead-lettered at once, re-driven when the model answers', () => {
+  const h = harness();
+  let embed: FaultServer;
+  let llm: FakeOpenAiServer;
+  let recovery: ReturnType<typeof startLlmRecovery> | undefined;
+  const state = { down: true };
+  const ch = freshChannelId();
+  const ch2 = freshChannelId();
+  const dead = (q = '') => h.json('GET', `/api/admin/dead-letters?error_code=PROVIDER_UNAVAILABLE${q}`);
+  beforeAll(async () => {
+    embed = await embeddingServer(DIM);
+    llm = await startFakeOpenAiServer();
+    // The model: 503 while down; up, one observation per message (the message's own text) and no entities.
+    llm.script = (req) => {
+      if (state.down) return serverError(503);
+      const messages = req.body.messages as { role: string; content: string }[];
+      if (!messages.some((m) => m.role === 'system' && m.content.includes('atomic facts'))) {
+        return okJson({ entities: [], relationships: [] });
+      }
+      const { message } = JSON.parse(messages.findLast((m) => m.role === 'user')!.content) as { message: string };
+      return okJson({
+        facts: [{ text: message, type: 'observation', importance: 'medium', quality: 0.8, topics: ['kafka'] }],
+      });
+    };
+    // The spec's 10 s per call: with every projector polling in this process, a request can take a second to arrive.
+    await h.open({ EMBEDDING_BASE_URL: embed.url, LLM_BASE_URL: llm.baseURL, LLM_TIMEOUT_MS: '10000' });
+  }, 60_000);
+  afterAll(async () => {
+    recovery?.stop();
+    await h.close();
+    await Promise.all([embed?.close(), llm?.close()]);
+  });
+
+  it('down: every message goes to the dead-letter queue at its first failure; the partition goes on; nothing stored', async () => {
+    expect(h.rt.extractor.id).toBe('llm-facts:gpt-4o-mini'); // FACT_EXTRACTOR auto with LLM_BASE_URL: the model
+    await h.ingest(conversation(ch, 1_700_700_000)); // returns once every group caught up: nothing is stuck
+    expect((await h.rt.documents.getChannel(ch))?.fact_count).toBe(0);
+    expect((await h.rt.documents.getChannel(ch))?.message_count).toBe(4); // the other projectors went on
+    const list = await dead(`&channel_id=${ch}`);
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(4);
+    for (const item of list.body.dead_letters) {
+      expect(item).toMatchObject({
+        group: 'atlas.projector.facts',
+        event_type: 'MessageIngested',
+        error_code: 'PROVIDER_UNAVAILABLE',
+        attempts: 1, // at once: a retry would meet the same outage
+        needs_inspection: false,
+        redrivable: true,
+        status: 'pending',
+      });
+      expect(item.error).toMatch(/^fact extraction unavailable \(LLM provider\)/);
+    }
+    // The fast tier's breaker opened (the quality tier's, never called, stays closed: llm_provider degraded).
+    expect(h.rt.llm.fast!.health().map((b) => b.state)).toEqual(['OPEN']);
+    expect((await h.health()).llm_provider).toBe('degraded');
+    // A recovery pass while the model is still down re-drives nothing.
+    const deps = llmRecoveryDeps(h.rt)!;
+    expect(await runLlmRecoveryPass(deps)).toMatchObject({ waiting: 4, probed: true, available: false, redriven: 0 });
+  });
+
+  it('up: new messages get the model’s facts; the recovery re-drives the dead letters once, and then asks nothing', async () => {
+    state.down = false;
+    // The breaker half-opens after BREAKER_RESET_MS; the next message's call is its probe and closes it.
+    await new Promise((r) => setTimeout(r, RESET_MS + 100));
+    await h.ingest(conversation(ch2, 1_700_800_000));
+    expect((await h.rt.documents.getChannel(ch2))?.fact_count).toBe(4);
+    expect((await dead(`&channel_id=${ch}&status=pending`)).body.total).toBe(4); // not re-driven by themselves
+    recovery = startLlmRecovery(llmRecoveryDeps(h.rt)!, {
+      intervalMs: 100,
+      log: { info: () => undefined, warn: () => undefined },
+    });
+    await waitFor(
+      async () => (await h.rt.documents.getChannel(ch))?.fact_count === 4,
+      'the re-driven messages’ facts',
+      30_000,
+    );
+    await waitForProjectors(h.rt, undefined, 20);
+    const list = await dead(`&channel_id=${ch}`);
+    expect(list.body.dead_letters.map((d: { status: string }) => d.status)).toEqual([
+      'redriven',
+      'redriven',
+      'redriven',
+      'redriven',
+    ]);
+    const facts = (await h.rt.documents.listMemories({ channelId: ch, page: 1, limit: 10 })).rows;
+    expect(facts.map((f) => f.memory_text).sort()).toEqual(
+      conversation(ch, 0)
+        .flatMap((e) => (e.type === 'MessageIngested' ? [(e.data as { text: string }).text] : []))
+        .sort(),
+    );
+    recovery.stop();
+    const calls = llm.chatRequests().length;
+    expect(await runLlmRecoveryPass(llmRecoveryDeps(h.rt)!)).toMatchObject({ waiting: 0, probed: false });
+    expect(llm.chatRequests().length).toBe(calls); // nothing waits: no call
   });
 });

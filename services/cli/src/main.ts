@@ -49,6 +49,9 @@ program
         (s.wikis
           ? `; wikis regenerated: ${s.wikis.channels} channels, ${s.wikis.pagesRebuilt} pages` +
             (s.wikis.failed ? ` (${s.wikis.failed} failed: run POST /api/wiki/refresh later)` : '')
+          : '') +
+        (s.deadLettered
+          ? `; ${s.deadLettered} events dead-lettered (GET /api/admin/dead-letters; an LLM outage's are re-driven by 'atlas start' once the model answers)`
           : ''),
     );
   });

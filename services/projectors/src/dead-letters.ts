@@ -81,13 +81,13 @@ export const redriveDeadLetter = async (deps: RedriveDeps, id: string): Promise<
 
 /**
  * Re-drives every pending dead letter that kept its original event (POST /api/admin/dead-letters/redrive), oldest
- * first, at most `limit` (default 1000), optionally only those of a consumer group or projector name, topic or event
- * type. Answers `{redriven, results, failed: [{id, error}], remaining}` where `remaining` counts the pending items
+ * first, at most `limit` (default 1000), optionally only those of a consumer group or projector name, topic, event
+ * type or error code. Answers `{redriven, results, failed: [{id, error}], remaining}` where `remaining` counts the pending items
  * matching the filter after the pass (beyond `limit`, v1 items without their event, failures). Throws what the log throws for the first item; later failures are listed.
  */
 export const redriveAllDeadLetters = async (
   deps: RedriveDeps,
-  filter: { group?: string; topic?: string; eventType?: string; limit?: number } = {},
+  filter: { group?: string; topic?: string; eventType?: string; errorCode?: string; limit?: number } = {},
 ): Promise<{
   redriven: number;
   results: RedriveResult[];
@@ -100,6 +100,7 @@ export const redriveAllDeadLetters = async (
     group: filter.group,
     topic: filter.topic,
     eventType: filter.eventType,
+    errorCode: filter.errorCode,
     limit,
   });
   const results: RedriveResult[] = [];
@@ -121,6 +122,7 @@ export const redriveAllDeadLetters = async (
     group: filter.group,
     topic: filter.topic,
     eventType: filter.eventType,
+    errorCode: filter.errorCode,
     limit: 1,
   });
   return { redriven: results.length, results, failed, remaining: left.total };

@@ -75,6 +75,7 @@ describe('entity extraction through a configured LLM endpoint', () => {
         LLM_BASE_URL: srv.url,
         LLM_API_KEY: 'test-key',
         LLM_FAST_MODEL: 'test-model',
+        FACT_EXTRACTOR: 'offline', // this test is about entities: facts by the regex fast path
       }),
       { pollIntervalMs: 20, sessionTimeoutMs: 1000 },
     );

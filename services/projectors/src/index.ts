@@ -5,6 +5,7 @@ export * from './embeddings.js';
 export * from './facts.js';
 export * from './graph.js';
 export * from './keyword.js';
+export * from './llm-recovery.js';
 export * from './metrics.js';
 export * from './reconciler.js';
 export * from './retention.js';

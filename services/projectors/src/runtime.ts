@@ -27,6 +27,7 @@ import {
   type EntityExtractor,
   type FactExtractor,
   LlmEntityExtractor,
+  LlmFactExtractor,
   OfflineEntityExtractor,
   OfflineFactExtractor,
 } from '@atlas/pipeline';
@@ -92,6 +93,7 @@ import { backfillEmbeddings, type EmbeddingsDeps, embeddingsProjector, retryVect
 import { factsProjector } from './facts.js';
 import { backfillEntities, entitiesProjector, graphProjector, retryGraphWrite } from './graph.js';
 import { keywordProjector } from './keyword.js';
+import type { LlmRecoveryDeps } from './llm-recovery.js';
 import { instrumentLlmChains, RuntimeMetrics } from './metrics.js';
 import { type ReconcileDeps, reconcilerProjector } from './reconciler.js';
 import { backfillOnRecovery, withCleanup } from './recovery.js';
@@ -178,6 +180,19 @@ export const pgliteDir = (cfg: Config): string =>
  * Opens the database (PGlite in ATLAS_DATA_DIR, or PostgreSQL when DATABASE_URL is set), applies
  * every store's migrations, registers the Avro schemas and creates the topics.
  */
+/**
+ * The fact extractor configuration asks for (FACT_EXTRACTOR): the fast LLM tier (`llm`, or `auto` with LLM_BASE_URL
+ * set) or the regex fast path (`offline`, or `auto` without an LLM). `llm` without a configured provider fails at start
+ * (AtlasError INVALID_REQUEST).
+ */
+export const factExtractorOf = (cfg: Config, fast: LlmChains['fast']): FactExtractor => {
+  const mode = cfg.FACT_EXTRACTOR === 'auto' ? (fast ? 'llm' : 'offline') : cfg.FACT_EXTRACTOR;
+  if (mode === 'offline') return new OfflineFactExtractor();
+  if (!fast)
+    throw new AtlasError('INVALID_REQUEST', 'FACT_EXTRACTOR=llm needs LLM_BASE_URL (no LLM provider is configured)');
+  return new LlmFactExtractor({ llm: fast, model: cfg.LLM_FAST_MODEL });
+};
+
 export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = {}): Promise<Runtime> => {
   const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: pgliteDir(cfg) });
   const { db } = database;
@@ -289,7 +304,7 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
       ),
     ),
     threads: new ThreadRootStore(db),
-    extractor: new OfflineFactExtractor(),
+    extractor: factExtractorOf(cfg, llm.fast),
     // The fast tier's chain (primary → secondary, breakers); no LLM: the offline extractor.
     entityExtractor: llm.fast
       ? new LlmEntityExtractor({ llm: llm.fast, model: cfg.LLM_FAST_MODEL })
@@ -483,6 +498,23 @@ export const redriveDeps = (rt: Runtime): RedriveDeps => ({
   settled: () =>
     Promise.race([waitForProjectors(rt, ['dead-letters'], 20), new Promise<void>((r) => setTimeout(r, 5000).unref())]),
 });
+
+/**
+ * What the LLM recovery re-drive needs on this runtime (llm-recovery.ts), or null when facts are not extracted by the
+ * LLM (FACT_EXTRACTOR resolves to `offline`): the dead-letter store, the re-drive, and a one-token probe of the fast
+ * chain.
+ */
+export const llmRecoveryDeps = (rt: Runtime): LlmRecoveryDeps | null => {
+  const fast = rt.llm.fast;
+  if (!fast || !(rt.extractor instanceof LlmFactExtractor)) return null;
+  return {
+    deadLetters: rt.deadLetters,
+    redrive: redriveDeps(rt),
+    probe: async () => {
+      await fast.complete({ messages: [{ role: 'user', content: 'Reply with OK.' }], maxTokens: 1, temperature: 0 });
+    },
+  };
+};
 
 /** Dependencies of the entities and graph projectors and of the entity backfill. */
 export const entityDeps = (rt: Runtime) => ({

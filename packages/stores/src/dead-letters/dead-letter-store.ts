@@ -22,6 +22,8 @@ export interface DeadLetterRecord {
   key: string;
   /** The last error message. */
   error: string;
+  /** The error's code (an AtlasError's, e.g. PROVIDER_UNAVAILABLE), or null (none, or written before v3). */
+  error_code: string | null;
   /** Times the projector tried the event before giving up. */
   attempts: number;
   failed_at: string;
@@ -48,6 +50,8 @@ export interface DeadLetterQuery {
   topic?: string;
   eventType?: string;
   key?: string;
+  /** The error's code (error_code). */
+  errorCode?: string;
   needsInspection?: boolean;
   limit: number;
   offset?: number;
@@ -64,6 +68,7 @@ const toRecord = (r: Record<string, unknown>): DeadLetterRecord => ({
   event_type: r.event_type as string,
   key: r.key as string,
   error: r.error as string,
+  error_code: (r.error_code as string | null | undefined) ?? null,
   attempts: Number(r.attempts),
   failed_at: iso(r.failed_at)!,
   needs_inspection: r.status === 'pending' && Number(r.attempts) >= DEAD_LETTER_INSPECTION_ATTEMPTS,
@@ -91,9 +96,9 @@ export class DeadLetterStore {
       if (e.type === 'DeadLettered') {
         const d = e.data as DeadLettered;
         await sql`insert into dead_letters (id, group_name, topic, partition, "offset", event_type, key, error,
-            attempts, failed_at, event_data, updated_at)
+            error_code, attempts, failed_at, event_data, updated_at)
           values (${deadLetterId(d)}, ${d.group}, ${d.topic}, ${d.partition}, ${d.offset}, ${d.eventType}, ${d.key},
-            ${d.error}, ${d.attempts}, ${d.failedAt}::timestamptz, ${d.eventData ?? null},
+            ${d.error}, ${d.errorCode ?? null}, ${d.attempts}, ${d.failedAt}::timestamptz, ${d.eventData ?? null},
             ${new Date(e.timestamp).toISOString()}::timestamptz)
           on conflict (id) do nothing`.execute(this.db);
       } else if (e.type === 'DeadLetterRedriven') {
@@ -123,6 +128,7 @@ export class DeadLetterStore {
       ${q.topic ? sql`and topic = ${q.topic}` : sql``}
       ${q.eventType ? sql`and event_type = ${q.eventType}` : sql``}
       ${q.key ? sql`and key = ${q.key}` : sql``}
+      ${q.errorCode ? sql`and error_code = ${q.errorCode}` : sql``}
       ${
         q.needsInspection === undefined
           ? sql``
@@ -131,7 +137,7 @@ export class DeadLetterStore {
             : sql`and not (status = 'pending' and attempts >= ${DEAD_LETTER_INSPECTION_ATTEMPTS})`
       }`;
     const rows = await sql<Record<string, unknown>>`select id, group_name, topic, partition, "offset", event_type, key,
-        error, attempts, failed_at, status, redriven_at, redrive_topic, redrive_partition, redrive_offset,
+        error, error_code, attempts, failed_at, status, redriven_at, redrive_topic, redrive_partition, redrive_offset,
         (event_data is not null) as has_data
       from dead_letters where ${where} order by failed_at desc, id limit ${q.limit} offset ${q.offset ?? 0}`.execute(
       this.db,

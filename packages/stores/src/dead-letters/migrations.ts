@@ -6,6 +6,9 @@ import { runMigrations } from '../migrate.js';
  * "Degraded behaviour": dead-letter items need manual inspection after 5 failures), keyed by the UUID v5 of (consumer
  * group, topic, partition, offset), with the error, the original event's data (JSON text; null for v1 DeadLettered)
  * and its re-drive (status `pending` → `redriven`, the position the event was appended again at). Idempotent.
+ *
+ * 0002 (error codes): `error_code` is the failure's code (DeadLettered v3; null before), so items can be found by
+ * their cause (the LLM recovery re-drive takes those of PROVIDER_UNAVAILABLE).
  */
 export const migrateDeadLetters = (db: Kysely<unknown>) =>
   runMigrations(db, 'dead_letters', {
@@ -18,6 +21,11 @@ export const migrateDeadLetters = (db: Kysely<unknown>) =>
           redrive_partition integer, redrive_offset bigint, updated_at timestamptz not null default now())`.execute(db);
         await sql`create index if not exists dead_letters_failed on dead_letters (failed_at desc, id)`.execute(db);
         await sql`create index if not exists dead_letters_status on dead_letters (status)`.execute(db);
+      },
+    },
+    '0002_dead_letter_codes': {
+      async up(db: Kysely<unknown>) {
+        await sql`alter table dead_letters add column if not exists error_code text`.execute(db);
       },
     },
   });

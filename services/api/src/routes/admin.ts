@@ -27,7 +27,13 @@ export interface AdminPorts {
     /** Re-drives one item (redriveDeadLetter); AtlasError NOT_FOUND / CONFLICT. */
     redrive(id: string): Promise<object>;
     /** Re-drives every pending item matching the filter (redriveAllDeadLetters). */
-    redriveAll(filter: { group?: string; topic?: string; eventType?: string; limit?: number }): Promise<object>;
+    redriveAll(filter: {
+      group?: string;
+      topic?: string;
+      eventType?: string;
+      errorCode?: string;
+      limit?: number;
+    }): Promise<object>;
   };
 }
 
@@ -129,13 +135,14 @@ const registerReconcileRoutes = (app: App, reconcile: AdminPorts['reconcile']) =
  * Dead letters (spec "Degraded behaviour": fact extraction failures go to the dead-letter queue; manual inspection after
  * 5 failures):
  * - GET /api/admin/dead-letters (status `pending` | `redriven`, group (consumer group or projector name), topic,
- *   event_type, channel_id (the event's key), needs_inspection `true` | `false`; limit default 50, max 200; offset)
+ *   event_type, channel_id (the event's key), error_code, needs_inspection `true` | `false`; limit default 50, max 200;
+ *   offset)
  *   answers `{dead_letters, total, limit, offset, counts: {pending, redriven, needs_inspection}}`, newest first;
  * - GET /api/admin/dead-letters/{id}: the item with `event_data` (the original event's data; 404 unknown);
  * - POST /api/admin/dead-letters/{id}/redrive: re-appends the original event to its topic and marks the item re-driven:
  *   `{id, status: "redriven", event_type, redriven_at, redriven_to: {topic, partition, offset}}`; 404 unknown, 409
  *   already re-driven or kept no event;
- * - POST /api/admin/dead-letters/redrive (body optional: group, topic, event_type, limit 1-1000) re-drives every pending
+ * - POST /api/admin/dead-letters/redrive (body optional: group, topic, event_type, error_code, limit 1-1000) re-drives every pending
  *   item that kept its event: `{redriven, results, failed: [{id, error}], remaining}`.
  */
 const registerDeadLetterRoutes = (app: App, deadLetters: AdminPorts['deadLetters']) => {
@@ -150,6 +157,7 @@ const registerDeadLetterRoutes = (app: App, deadLetters: AdminPorts['deadLetters
           topic: z.string().min(1).optional(),
           event_type: z.string().min(1).optional(),
           channel_id: z.string().min(1).optional(),
+          error_code: z.string().min(1).optional(),
           needs_inspection: Bool.optional(),
           ...Page(50, 200),
         }),
@@ -162,6 +170,7 @@ const registerDeadLetterRoutes = (app: App, deadLetters: AdminPorts['deadLetters
         topic: query.topic,
         eventType: query.event_type,
         key: query.channel_id,
+        errorCode: query.error_code,
         needsInspection: query.needs_inspection,
         limit: query.limit,
         offset: query.offset,
@@ -185,6 +194,7 @@ const registerDeadLetterRoutes = (app: App, deadLetters: AdminPorts['deadLetters
             group: z.string().min(1).optional(),
             topic: z.string().min(1).optional(),
             event_type: z.string().min(1).optional(),
+            error_code: z.string().min(1).optional(),
             limit: z.number().int().min(1).max(1000).optional(),
           })
           .strict()
@@ -196,6 +206,7 @@ const registerDeadLetterRoutes = (app: App, deadLetters: AdminPorts['deadLetters
         group: body?.group,
         topic: body?.topic,
         eventType: body?.event_type,
+        errorCode: body?.error_code,
         limit: body?.limit,
       }),
   );

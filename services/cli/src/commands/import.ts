@@ -16,6 +16,8 @@ export interface ImportSummary {
   wikis: { channels: number; pagesRebuilt: number; failed: number } | null;
   seconds: number;
   messagesPerSecond: number;
+  /** Events this import's projection sent to the dead-letter queue (e.g. fact extraction with the LLM down). */
+  deadLettered: number;
 }
 
 /**
@@ -83,6 +85,7 @@ export const importCommand = async (
     throw e;
   });
   try {
+    const deadBefore = (await rt.deadLetters.counts()).pending;
     const { appended, unchanged } = await appendPlan(rt, plan);
     if (opts.project !== false) await drainProjectors(rt, appended, opts.progress);
     // The wikis the import made stale (wiki projector) are regenerated incrementally now that every projector is idle.
@@ -108,6 +111,7 @@ export const importCommand = async (
       },
       seconds: Math.round(seconds * 100) / 100,
       messagesPerSecond: Math.round(plan.messages.length / seconds),
+      deadLettered: Math.max(0, (await rt.deadLetters.counts()).pending - deadBefore),
     };
   } finally {
     await rt.close();

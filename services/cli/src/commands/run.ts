@@ -2,10 +2,12 @@ import { apiLoggerOptions, buildApp, HealthMonitor } from '@atlas/api';
 import { AtlasError, type Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import {
+  llmRecoveryDeps,
   reconcileDeps,
   type SyncScheduler,
   type SyncWorker,
   serveMetrics,
+  startLlmRecovery,
   startReconcileScheduler,
   startRetentionScheduler,
   startRuntimeSyncWorker,
@@ -110,6 +112,14 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       (service === 'all' || service === 'reconciler') && rt.writeIntents
         ? startReconcileScheduler(reconcileDeps(rt), { log: { info: (m) => log.info(m), warn: (m) => log.warn(m) } })
         : null;
+    // LLM fact extraction: dead-lettered messages of an LLM outage are re-driven once the model answers again.
+    const recoveryDeps = service === 'all' || service === 'facts' ? llmRecoveryDeps(rt) : null;
+    const llmRecovery = recoveryDeps
+      ? startLlmRecovery(recoveryDeps, {
+          intervalMs: cfg.LLM_RECOVERY_INTERVAL_MS,
+          log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+        })
+      : null;
     if (app) await app.listen({ port: cfg.PORT, host: cfg.HOST });
     // The chat bot on BOT_PORT beside the API when a platform's secret is configured (`atlas run bot` runs it alone).
     const bot = service === 'all' && botConfigured(cfg) ? await startBotService(cfg) : null;
@@ -155,6 +165,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       scheduler?.stop();
       retention?.stop();
       reconciler?.stop();
+      llmRecovery?.stop();
       monitor?.stop();
       syncScheduler?.stop();
       await bot?.close();
