@@ -18,6 +18,7 @@ import {
   type RenderInput,
   renderChannelWiki,
   renderPages,
+  titleWorthy,
   type WikiPage,
 } from './render.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
@@ -439,6 +440,38 @@ describe('renderChannelWiki (handcrafted)', () => {
     const topics = structure.pages.find((n) => n.id === 'topics')!.children;
     // "dev" is the channel, "kafka" is on every fact: the topic is Retention.
     expect(topics.map((n) => n.title)).toEqual(['Retention']);
+  });
+
+  it('titles a topic by its most distinctive tag: not one all over the channel, never a code keyword or a link', () => {
+    const msg = (id: string, text: string) => ({ ...msgAt(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    const f = (id: string, tags: string[]) => fact(id, msg(`m${id}`, `Note ${id} on the build`), `Note ${id}.`, tags);
+    // Three topics about Leiningen; the second is really about deps.edn, the third about collections (and `:start`,
+    // a Clojure keyword on more of its facts, is no title).
+    const lein = [f('a1', ['leiningen', 'upgrade']), f('a2', ['leiningen', 'upgrade']), f('a3', ['leiningen'])];
+    const deps = [
+      f('b1', ['leiningen', 'deps.edn']),
+      f('b2', ['leiningen', 'deps.edn']),
+      f('b3', ['leiningen', 'deps.edn']),
+      f('b4', ['leiningen']),
+    ];
+    const coll = [
+      f('c1', [':start', 'collection', 'leiningen']),
+      f('c2', [':start', 'collection']),
+      f('c3', [':start', '<http://tryclj.com/>']),
+    ];
+    const all = [...lein, ...deps, ...coll];
+    const { structure } = renderChannelWiki({
+      ...input([cluster('d', deps), cluster('l', lein), cluster('c', coll)]),
+      facts: all,
+      messages: new Map(all.map((x) => [x.source_message_id, msg(x.source_message_id, x.memory_text)])),
+    });
+    const titles = structure.pages.find((n) => n.id === 'topics')!.children.map((n) => n.title);
+    expect(titles).toEqual(['deps.edn', 'Upgrade', 'Collection']);
+    expect(titleWorthy(':person/name')).toBe(false);
+    expect(titleWorthy('https://clojure.org')).toBe(false);
+    expect(titleWorthy('/usr/local/bin/lein')).toBe(false);
+    expect(titleWorthy('1.9')).toBe(false);
+    expect(titleWorthy('core.async')).toBe(true);
   });
 
   it("a topic's summary says what else it covers and who speaks in it, then cites its best short key fact", () => {

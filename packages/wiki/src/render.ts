@@ -399,11 +399,32 @@ function coverage(
 }
 
 /**
- * Names the clusters: titles from the most common topic/entity tags of their members, slugs unique within
- * the channel (a taken slug gets the next tag appended, then a number). Tags that say nothing about one topic of
- * the channel (`weak`: weakTags) are passed over when another tag exists; tags on two or more members go before tags
- * on one. Deterministic for the same
- * members: clusters are named in order of size, then of their sorted member ids.
+ * Whether a tag can title a topic: not a code keyword (`:start`, `:person/name`), a link (`<http://…>`, `https://…`), a
+ * path (`/usr/local/bin/lein`), a bare number or version, or shorter than 2 characters. Such tags still count
+ * elsewhere (coverage lines, the glossary); they just make poor headings.
+ */
+export function titleWorthy(key: string): boolean {
+  const k = key.trim();
+  return (
+    k.length >= 2 &&
+    !k.startsWith(':') &&
+    !k.startsWith('<') &&
+    !k.startsWith('/') &&
+    !/^[a-z][a-z0-9+.-]*:\/\//i.test(k) &&
+    !/^[\d\s.,:/-]+$/.test(k) &&
+    /\p{L}/u.test(k)
+  );
+}
+
+/**
+ * Names the clusters: titles from the topic/entity tags of their members, the most distinctive first. A tag's
+ * distinctiveness in a cluster is its count there times log(1 + clusters / clusters carrying it) (class-based TF-IDF
+ * over the channel's clusters), so a tag all over the channel (`leiningen` in a third of #clojure's topics) loses to
+ * one particular to the cluster. Tags on two or more members go before tags on one; tags that say nothing about one
+ * topic (`weak`: weakTags) and tags that cannot title a topic (titleWorthy: code keywords, links, paths, numbers) go
+ * last; ties keep the most-common-first order. Slugs are unique within the channel (a taken slug gets the next tag
+ * appended, then a number). Deterministic for the same members: clusters are named in order of size, then of their
+ * sorted member ids.
  */
 function nameClusters(
   entries: RenderInput['clusters'],
@@ -418,11 +439,21 @@ function nameClusters(
     a.cluster.id.localeCompare(b.cluster.id);
   const used = new Set<string>();
   const named = new Map<string, Named>();
+  const tagsOf = new Map(entries.map((e) => [e.cluster.id, rankedTags(e.facts)]));
+  const df = new Map<string, number>();
+  for (const tags of tagsOf.values()) for (const t of tags) df.set(t.key, (df.get(t.key) ?? 0) + 1);
+  const idf = (key: string) => Math.log(1 + entries.length / (df.get(key) ?? 1));
   const name = (e: RenderInput['clusters'][number], exclude: Set<string>): Named => {
-    const tags = rankedTags(e.facts)
+    const tags = tagsOf
+      .get(e.cluster.id)!
       .filter((t) => !exclude.has(t.key) && !persons.has(t.key))
-      .map((t, i) => ({ t, i, rank: (weak(t.key) ? 2 : 0) + (t.count >= 2 ? 0 : 1) }))
-      .sort((a, b) => a.rank - b.rank || a.i - b.i)
+      .map((t, i) => ({
+        t,
+        i,
+        rank: (weak(t.key) || !titleWorthy(t.key) ? 2 : 0) + (t.count >= 2 ? 0 : 1),
+        score: t.count * idf(t.key),
+      }))
+      .sort((a, b) => a.rank - b.rank || b.score - a.score || a.i - b.i)
       .map((x) => x.t);
     const first = tags[0];
     let title = first ? first.display : 'Miscellaneous';
@@ -451,7 +482,8 @@ function nameClusters(
       named.set(e.cluster.id, n);
       const ex = new Set(exclude);
       ex.add(n.title.toLowerCase());
-      for (const t of rankedTags(e.facts)
+      for (const t of tagsOf
+        .get(e.cluster.id)!
         .filter((x) => !persons.has(x.key))
         .slice(0, 1))
         ex.add(t.key);
