@@ -472,9 +472,12 @@ export async function generateChannelWiki(
       ...[...factRows].flatMap(([id, fact]) => {
         const digest = digests.facts.get(id);
         const excerpt = rendered.excerpts.has(id) ? rendered.excerpts.get(id) : knownExcerpts.get(id);
-        return digest
-          ? [{ kind: 'fact' as const, id, digest, body: excerpt === undefined ? fact : { ...fact, excerpt } }]
-          : [];
+        if (!digest) return [];
+        const body = excerpt === undefined ? fact : { ...fact, excerpt };
+        // The next run's indexSources splits this body back into this very fact object (FACT_BODIES), so the
+        // render's per-fact memos (render.ts CITED: the verified citation) carry over to it.
+        FACT_BODIES.set(body, { fact, excerpt });
+        return [{ kind: 'fact' as const, id, digest, body }];
       }),
     ];
     const version = await deps.wiki.savePages(
@@ -631,7 +634,8 @@ interface SourceIndex {
 /**
  * A stored fact row's body split into the fact and its excerpt, memoised per body object: the generator's cached
  * sources hand the same bodies to run after run, and the same fact object lets the render reuse its memoised tokens
- * and citation (render.ts CITED).
+ * and citation (render.ts CITED). A run registers the bodies it saves with the fact objects it rendered, so the
+ * run after it (a full run's first incremental included) renders those same objects.
  */
 const FACT_BODIES = new WeakMap<object, { fact: WikiFact; excerpt: string | null | undefined }>();
 

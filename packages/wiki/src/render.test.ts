@@ -516,4 +516,17 @@ describe('citationsHold (a stored page kept by an incremental run)', () => {
     expect(citationsHold(page, byPermalink, { userNames: after })).toBe(false);
     expect(citationsHold(page, new Map(), { userNames: before })).toBe(false);
   });
+
+  it('a name that became known for a user the message does not mention leaves its citations holding', () => {
+    const m = sourceMessage('1700000000.000200', 4, 'the logs frontend now streams from the collector');
+    const fact = wikiFact('f2', m, 'The logs frontend streams from the collector', ['logs']);
+    const c = citationFor(1, fact, m, { userNames: new Map() });
+    const page = { citations: [c!] };
+    const byPermalink = new Map([[m.permalink, m]]);
+    expect(citationsHold(page, byPermalink, { userNames: new Map() })).toBe(true);
+    expect(citationsHold(page, byPermalink, { userNames: new Map([['U07FP7QJ0', 'martinklepsch']]) })).toBe(true);
+    // A forged excerpt still fails, whatever the names.
+    const forged = { citations: [{ ...c!, text_excerpt: 'the logs frontend was dropped' }] };
+    expect(citationsHold(forged, byPermalink, { userNames: new Map([['U1', 'x']]) })).toBe(false);
+  });
 });

@@ -7,7 +7,6 @@
  * citationFor from the fact's source message and checked by verifyCitation before the claim is written;
  * a claim that cannot be cited is left out, never shown uncited.
  */
-import { createHash } from 'node:crypto';
 import {
   type CitationOptions,
   citationFor,
@@ -128,27 +127,32 @@ export function citationMarkers(content: string): string[] {
   return seen;
 }
 
+/** Per message, the user ids its text mentions without a label (`<@U123>`, `<@!123>`, `<@&123>`), as renderMarkup reads them. */
+const MENTIONED = new WeakMap<SourceMessage, string[]>();
+
 /**
- * A short key of a user-name map's content (the map is new on every run: identity does not tell two equal maps apart),
- * memoised per map object. Citations render mentions through it, so a memoised citation is only reused under equal names.
+ * A short key of the display names a message's excerpts render with: the names (from `names`) of the users its text
+ * mentions without a label, the only part of a citation that user names change (citations.ts renderMarkup). A
+ * memoised citation of the message is reused only under an equal key, so a user whose name became known since
+ * invalidates the citations of the messages that mention them, and no others. '' when it mentions nobody.
  */
-const NAMES_KEYS = new WeakMap<ReadonlyMap<string, string>, string>();
-function namesKey(names: ReadonlyMap<string, string> | undefined): string {
-  if (!names) return '';
-  let k = NAMES_KEYS.get(names);
-  if (k === undefined) {
-    const h = createHash('sha1');
-    for (const [id, name] of [...names].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)))
-      h.update(`${id}\u0000${name}\u0001`);
-    k = h.digest('hex');
-    NAMES_KEYS.set(names, k);
+function mentionKey(msg: SourceMessage, names: ReadonlyMap<string, string> | undefined): string {
+  let ids = MENTIONED.get(msg);
+  if (!ids) {
+    const found = new Set<string>();
+    for (const m of (msg.text ?? '').matchAll(/<([^<>\s][^<>]*)>/g)) {
+      const inner = m[1]!;
+      if (inner.startsWith('@') && !inner.includes('|')) found.add(inner.replace(/^@[!&]?/, ''));
+    }
+    ids = [...found];
+    MENTIONED.set(msg, ids);
   }
-  return k;
+  return ids.map((id) => `${id}\u0000${names?.get(id) ?? ''}`).join('\u0001');
 }
 
 /**
  * Citations across runs, per fact object: the citation (or null) built for it against `msg` under user names `names`
- * (namesKey). Facts and messages are immutable under their objects, and a long-lived generator hands the same objects
+ * (mentionKey). Facts and messages are immutable under their objects, and a long-lived generator hands the same objects
  * to run after run (its cached sources), so an incremental run builds and verifies only the citations of facts or
  * messages that are new or changed; a new object (a changed fact or message, another process) misses.
  */
@@ -157,11 +161,12 @@ const CITED = new WeakMap<
   { msg: SourceMessage; names: string; citation: WikiCitation | null; excerpt: string | null }
 >();
 
-/** Citations verified against a message object under user names (namesKey), per citation object (see CITED). */
+/** Citations verified against a message object under user names (mentionKey), per citation object (see CITED). */
 const VERIFIED = new WeakMap<WikiCitation, { msg: SourceMessage; names: string }>();
 
 /** verifyCitation, memoised per (citation object, message object, user names) when it passed. */
-function verifiedCitation(c: WikiCitation, msg: SourceMessage, opts: CitationOptions, names: string): boolean {
+function verifiedCitation(c: WikiCitation, msg: SourceMessage, opts: CitationOptions): boolean {
+  const names = mentionKey(msg, opts.userNames);
   const seen = VERIFIED.get(c);
   if (seen && seen.msg === msg && seen.names === names) return true;
   const ok = verifyCitation(c, msg, opts);
@@ -176,10 +181,8 @@ class Context {
   private readonly cited = new Map<string, WikiCitation | null>();
   /** Fact id → the excerpt used (or null): what renderPages hands back for the next run's `excerpts`. */
   readonly excerpts = new Map<string, string | null>();
-  private readonly names: string;
   constructor(readonly input: RenderInput) {
     this.opts = input.user_names ? { userNames: input.user_names } : {};
-    this.names = namesKey(input.user_names);
   }
   /**
    * The fact's verified citation (numbered `[1]`; the page renumbers it), or null when it cannot be cited. Reuses
@@ -190,18 +193,19 @@ class Context {
     if (c === undefined) {
       const msg = this.input.messages.get(fact.source_message_id);
       const memo = msg ? CITED.get(fact) : undefined;
-      if (msg && memo && memo.msg === msg && memo.names === this.names) {
+      const names = msg ? mentionKey(msg, this.input.user_names) : '';
+      if (msg && memo && memo.msg === msg && memo.names === names) {
         c = memo.citation;
         this.excerpts.set(fact.id, memo.excerpt);
       } else {
         const known = this.input.excerpts?.get(fact.id);
         const built = msg ? citationFor(1, fact, msg, this.opts, known) : null;
         c = msg && built && verifyCitation(built, msg, this.opts) ? built : null;
-        if (c && msg) VERIFIED.set(c, { msg, names: this.names });
+        if (c && msg) VERIFIED.set(c, { msg, names });
         if (msg) {
           const excerpt = built?.text_excerpt ?? null;
           this.excerpts.set(fact.id, excerpt);
-          CITED.set(fact, { msg, names: this.names, citation: c, excerpt });
+          CITED.set(fact, { msg, names, citation: c, excerpt });
         }
       }
       this.cited.set(fact.id, c);
@@ -1198,10 +1202,9 @@ export function citationsHold(
   byPermalink: ReadonlyMap<string, SourceMessage>,
   opts: CitationOptions = {},
 ): boolean {
-  const names = namesKey(opts.userNames);
   return page.citations.every((c) => {
     const msg = byPermalink.get(c.permalink);
-    return msg !== undefined && verifiedCitation(c, msg, opts, names);
+    return msg !== undefined && verifiedCitation(c, msg, opts);
   });
 }
 
@@ -1216,7 +1219,6 @@ export function checkWikiCitations(
   messages: ReadonlyMap<string, SourceMessage> | Iterable<SourceMessage>,
   opts: CitationOptions = {},
 ): { total: number; verified: number } {
-  const names = namesKey(opts.userNames);
   const byPermalink = new Map<string, SourceMessage>();
   const list = messages instanceof Map ? messages.values() : (messages as Iterable<SourceMessage>);
   for (const m of list) byPermalink.set(m.permalink, m);
@@ -1232,7 +1234,7 @@ export function checkWikiCitations(
       const cs = listed.get(id) ?? [];
       const c = cs[0];
       const msg = c ? byPermalink.get(c.permalink) : undefined;
-      if (used.has(id) && cs.length === 1 && c && msg && verifiedCitation(c, msg, opts, names)) verified++;
+      if (used.has(id) && cs.length === 1 && c && msg && verifiedCitation(c, msg, opts)) verified++;
     }
   }
   return { total, verified };
