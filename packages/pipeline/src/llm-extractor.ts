@@ -2,27 +2,14 @@ import { AtlasError, type Fact, FactType, factUuid, Importance, PLATFORM_A_SYSTE
 import { z } from 'zod';
 import { CODE_PLACEHOLDER } from './markup.js';
 import { OfflineFactExtractor, stripFileShare } from './offline-extractor.js';
-import type { ExtractionInput, FactExtractor } from './port.js';
+import type { ExtractionInput, FactExtractor, JsonLlm, LlmChatMessage } from './port.js';
 import { preprocess, summarizeThreadContext, truncate } from './preprocess.js';
 
-/** A chat message as the LLM chain takes it. */
-export interface FactLlmMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+/** A chat message as the LLM chain takes it (port.ts LlmChatMessage). */
+export type FactLlmMessage = LlmChatMessage;
 
-/**
- * The part of an LLM chain the extractor uses: the fast tier's `json` (packages/providers LlmChain satisfies it:
- * primary → secondary provider, each behind its circuit breaker, one repair call per provider on an invalid answer).
- * Throws when no provider gave a valid answer; the error's `attempts` list why each was passed over.
- */
-export interface FactLlm {
-  json<T>(
-    schema: z.ZodType<T>,
-    messages: readonly FactLlmMessage[],
-    opts?: { temperature?: number },
-  ): Promise<{ value: T; repaired: boolean }>;
-}
+/** The fast tier of an LLM chain, as the fact extractor uses it (port.ts JsonLlm). */
+export type FactLlm = JsonLlm;
 
 export interface LlmFactExtractorOptions {
   /** The fast LLM tier (LlmChain of packages/providers, or anything with its `json`). */

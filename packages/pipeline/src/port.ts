@@ -1,4 +1,25 @@
 import type { Fact, MessageIngested } from '@atlas/core';
+import type { z } from 'zod';
+
+/** A chat message as the LLM chain takes it. */
+export interface LlmChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * The part of an LLM chain the LLM extractors (facts, entities) use: the fast tier's `json` (packages/providers
+ * LlmChain satisfies it: primary → secondary provider, each behind its circuit breaker, one repair call per provider
+ * on an invalid answer). Throws when no provider gave a valid answer; the error's `attempts` list why each was passed
+ * over.
+ */
+export interface JsonLlm {
+  json<T>(
+    schema: z.ZodType<T>,
+    messages: readonly LlmChatMessage[],
+    opts?: { temperature?: number },
+  ): Promise<{ value: T; repaired: boolean }>;
+}
 
 /** What the facts projector knows about the thread a message belongs to (it keeps this state itself). */
 export interface ThreadContext {

@@ -9,6 +9,7 @@ import {
   RelationshipType,
 } from '@atlas/core';
 import { z } from 'zod';
+import type { JsonLlm, LlmChatMessage } from '../port.js';
 import {
   CONTEXT_MAX,
   clip,
@@ -24,24 +25,11 @@ import { findOwnerChanges, type KnownOwner, ownershipOf } from './ownership.js';
 import type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 import { findSupersessions, type NewDecision } from './supersede.js';
 
-/** A chat message as the LLM chain takes it. */
-export interface EntityLlmMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+/** A chat message as the LLM chain takes it (port.ts LlmChatMessage). */
+export type EntityLlmMessage = LlmChatMessage;
 
-/**
- * The part of an LLM chain the extractor uses: the fast tier's `json` (packages/providers LlmChain satisfies it:
- * primary → secondary provider, each behind its circuit breaker, one repair call per provider on an invalid answer).
- * Throws when no provider gave a valid answer; the error's `attempts` list why each was passed over.
- */
-export interface EntityLlm {
-  json<T>(
-    schema: z.ZodType<T>,
-    messages: readonly EntityLlmMessage[],
-    opts?: { temperature?: number },
-  ): Promise<{ value: T; repaired: boolean }>;
-}
+/** The fast tier of an LLM chain, as the entity extractor uses it (port.ts JsonLlm). */
+export type EntityLlm = JsonLlm;
 
 export interface LlmEntityExtractorOptions {
   /** The fast LLM tier (LlmChain of packages/providers, or anything with its `json`). */
