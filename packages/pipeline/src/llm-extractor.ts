@@ -2,7 +2,7 @@ import { AtlasError, type Fact, FactType, factUuid, Importance, PLATFORM_A_SYSTE
 import { z } from 'zod';
 import { CODE_PLACEHOLDER } from './markup.js';
 import { OfflineFactExtractor, stripFileShare } from './offline-extractor.js';
-import type { ExtractionInput, FactExtractor, JsonLlm, LlmChatMessage } from './port.js';
+import { type ExtractionInput, type FactExtractor, type JsonLlm, type LlmChatMessage, onlyMalformed } from './port.js';
 import { preprocess, summarizeThreadContext, truncate } from './preprocess.js';
 
 /** A chat message as the LLM chain takes it (port.ts LlmChatMessage). */
@@ -165,19 +165,6 @@ export class LlmFactExtractor implements FactExtractor {
     });
   }
 }
-
-/**
- * True when every provider of the chain answered but none validly (each failed with kind `malformed_output` after
- * its repair call): the model is up, so the regex fast path serves instead of the dead-letter queue.
- */
-const onlyMalformed = (err: unknown): boolean => {
-  const attempts = (err as { attempts?: readonly { error: unknown }[] } | null)?.attempts;
-  return (
-    Array.isArray(attempts) &&
-    attempts.length > 0 &&
-    attempts.every((a) => (a.error as { details?: { kind?: string } } | null)?.details?.kind === 'malformed_output')
-  );
-};
 
 /** Maps a validated answer to the message's facts (pure; see LlmFactExtractor for the rules). Exported for tests. */
 export const toFacts = (answer: LlmFactAnswer, { message, thread }: ExtractionInput): Fact[] => {

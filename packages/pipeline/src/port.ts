@@ -21,6 +21,20 @@ export interface JsonLlm {
   ): Promise<{ value: T; repaired: boolean }>;
 }
 
+/**
+ * True when a JsonLlm.json failure means every provider of the chain answered but none validly (each attempt failed
+ * with kind `malformed_output` after its repair call): the model is up, so an extractor serves its offline result
+ * instead of treating the message as failed (dead letter, queue).
+ */
+export const onlyMalformed = (err: unknown): boolean => {
+  const attempts = (err as { attempts?: readonly { error: unknown }[] } | null)?.attempts;
+  return (
+    Array.isArray(attempts) &&
+    attempts.length > 0 &&
+    attempts.every((a) => (a.error as { details?: { kind?: string } } | null)?.details?.kind === 'malformed_output')
+  );
+};
+
 /** What the facts projector knows about the thread a message belongs to (it keeps this state itself). */
 export interface ThreadContext {
   /** Preprocessed text of the thread root (or, on platform_b, the message replied to). */

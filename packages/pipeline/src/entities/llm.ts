@@ -9,7 +9,7 @@ import {
   RelationshipType,
 } from '@atlas/core';
 import { z } from 'zod';
-import type { JsonLlm, LlmChatMessage } from '../port.js';
+import { type JsonLlm, type LlmChatMessage, onlyMalformed } from '../port.js';
 import {
   CONTEXT_MAX,
   clip,
@@ -225,19 +225,6 @@ export class LlmEntityExtractor implements EntityExtractor {
     });
   }
 }
-
-/**
- * True when every provider of the chain answered but none validly (each failed with kind `malformed_output` after
- * its repair call): the model is up, so the offline extractor serves instead of queueing the message.
- */
-const onlyMalformed = (err: unknown): boolean => {
-  const attempts = (err as { attempts?: readonly { error: unknown }[] } | null)?.attempts;
-  return (
-    Array.isArray(attempts) &&
-    attempts.length > 0 &&
-    attempts.every((a) => (a.error as { details?: { kind?: string } } | null)?.details?.kind === 'malformed_output')
-  );
-};
 
 /**
  * Maps a validated answer to the port's EntityExtraction for the message in `input` (pure; see LlmEntityExtractor
