@@ -106,10 +106,26 @@ const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as 
 const CHUNK = 100;
 
 /**
- * A centroid as stored: jsonb with each component rounded to 6 decimals (a unit vector's components are well under
- * 1, so cosines move by under 1e-5; the text is a third of the full doubles' and its writes about 2.5x cheaper).
+ * A centroid as stored (migration 0007): its components as little-endian float32, base64 (2 KB for 384 dimensions,
+ * under the TOAST threshold, where the JSON array was 3 KB and compressed on every write).
  */
-const centroidJson = (v: readonly number[]) => sql`${JSON.stringify(v.map((x) => Math.round(x * 1e6) / 1e6))}::jsonb`;
+const centroidText = (v: readonly number[]): string => {
+  const b = Buffer.allocUnsafe(v.length * 4);
+  for (let i = 0; i < v.length; i++) b.writeFloatLE(v[i]!, i * 4);
+  return b.toString('base64');
+};
+/**
+ * A stored centroid back as numbers: from centroid_f32, each component rounded to 7 decimals (float32 carries about
+ * 7 significant digits, so 0.6 reads back as 0.6; a unit vector's cosines move by under 1e-6), or from the jsonb of
+ * a row written before 0007.
+ */
+const centroidOf = (f32: string | null, json: unknown): number[] => {
+  if (f32 == null) return parsed<number[]>(json);
+  const b = Buffer.from(f32, 'base64');
+  const out = new Array<number>(b.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(b.readFloatLE(i * 4) * 1e7) / 1e7;
+  return out;
+};
 
 /** JSON with object keys sorted (jsonb reorders keys, so a page read back hashes as the page saved). */
 const canonical = (v: unknown): string =>
@@ -191,15 +207,17 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       id: string;
       channel_id: string;
       centroid: unknown;
+      centroid_f32: string | null;
       member_ids: string[];
       coherence: number;
       parent_id: string | null;
-    }>`select id, channel_id, centroid, member_ids, coherence, parent_id from wiki_clusters
+    }>`select id, channel_id, case when centroid_f32 is null then centroid end as centroid, centroid_f32, member_ids,
+      coherence, parent_id from wiki_clusters
       where channel_id = ${channelId} order by id`.execute(this.db);
     return rows.rows.map((r) => ({
       id: r.id,
       channel_id: r.channel_id,
-      centroid: parsed<number[]>(r.centroid),
+      centroid: centroidOf(r.centroid_f32, r.centroid),
       member_ids: r.member_ids,
       coherence: Number(r.coherence),
       parent_id: r.parent_id,
@@ -554,10 +572,11 @@ async function writeClusters(
       .slice(i, i + CHUNK)
       .map(
         (c) =>
-          sql`(${channelId}, ${c.id}, ${centroidJson(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
+          sql`(${channelId}, ${c.id}, null, ${centroidText(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
       );
-    await sql`insert into wiki_clusters (channel_id, id, centroid, member_ids, coherence, parent_id, updated_at)
-      values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = excluded.centroid,
+    await sql`insert into wiki_clusters (channel_id, id, centroid, centroid_f32, member_ids, coherence, parent_id,
+      updated_at) values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = null,
+      centroid_f32 = excluded.centroid_f32,
       member_ids = excluded.member_ids, coherence = excluded.coherence, parent_id = excluded.parent_id,
       updated_at = excluded.updated_at`.execute(trx);
   }
