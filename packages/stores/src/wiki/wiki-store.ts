@@ -137,7 +137,7 @@ const canonical = (v: unknown): string =>
       : x,
   );
 /** The current pages with their content (from the page row, or since 0005 from its revision). */
-const CURRENT_PAGES = sql`select coalesce(p.page, r.page) as page from wiki_pages p
+const CURRENT_PAGES = sql`select coalesce(p.page::text, r.page) as page from wiki_pages p
   left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash`;
 
 /** A wiki_versions row's summary columns as read. */
@@ -164,7 +164,7 @@ const pageHash = (p: unknown): string => createHash('sha1').update(canonical(p))
 /**
  * The wiki's store: topic clusters per channel, the current pages and structure per channel, every generated version
  * (the previous current one archived when a new one is saved), and per-channel generation state. Page and structure
- * shapes are the wiki package's (`P`, `S`), stored as jsonb and returned as saved. Needs migrateWiki.
+ * shapes are the wiki package's (`P`, `S`), stored as JSON text (migration 0008) and returned as saved. Needs migrateWiki.
  */
 export class WikiStore<P extends { id: string } = { id: string } & Record<string, unknown>, S = unknown> {
   constructor(private readonly db: Kysely<unknown>) {}
@@ -293,7 +293,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
         )} on conflict (channel_id, page_id) do update set page = null, updated_at = excluded.updated_at,
           hash = excluded.hash`.execute(trx);
         await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
-          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${h}, ${json(p)})`),
+          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${h}, ${JSON.stringify(p)})`),
         )} on conflict (channel_id, page_id, hash) do nothing`.execute(trx);
       }
       const snapshot = {
@@ -310,10 +310,10 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
           insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
             metadata)
           values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
-            ${json(snapshot)}, ${json(meta.metadata ?? {})}) returning 1
+            ${JSON.stringify(snapshot)}, ${json(meta.metadata ?? {})}) returning 1
         ), structure as (
           insert into wiki_structures (channel_id, structure, updated_at)
-          values (${channelId}, ${json(wiki.structure)}, ${meta.generatedAt}::timestamptz)
+          values (${channelId}, ${JSON.stringify(wiki.structure)}, ${meta.generatedAt}::timestamptz)
           on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at
           returning 1
         )
@@ -469,7 +469,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   ): Promise<(WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }) | null> {
     const v = await sql<VersionRow & { metadata: unknown; source_fingerprint: string | null }>`select v.version_number,
         v.channel_id, v.generated_at, v.archived_at, v.page_count, v.model,
-        coalesce(v.metadata, v.snapshot -> 'metadata') as metadata, st.source_fingerprint
+        coalesce(v.metadata, v.snapshot::jsonb -> 'metadata') as metadata, st.source_fingerprint
       from wiki_versions v left join wiki_state st on st.channel_id = v.channel_id
       where v.channel_id = ${channelId} and v.archived_at is null order by v.version_number desc limit 1`.execute(
       this.db,
