@@ -6,8 +6,11 @@ import {
   keyFactScore,
   keyFacts,
   MAX_KEY_FACTS_PER_MESSAGE,
+  NEAR_DUPLICATE_OVERLAP,
   RANK_WEIGHTS,
   recencyFactor,
+  wordOverlap,
+  words,
 } from './rank.js';
 import type { WikiFact } from './types.js';
 
@@ -114,5 +117,48 @@ describe('keyFacts', () => {
     const b = fact({ message_ts: daysAgo(3) });
     const ranked = keyFacts([a, b], 5, { now: NOW, citationCounts: new Map([[b.id, 4]]) });
     expect(ranked[0]).toBe(b);
+  });
+});
+
+describe('keyFacts: near duplicates and the on-topic tier', () => {
+  it('keeps one of two facts that say the same thing in nearly the same words', () => {
+    const a = fact({ memory_text: 'you can run lein upgrade 2.7.1 as a temporary workaround', quality_score: 0.9 });
+    const b = fact({ memory_text: 'run lein upgrade 2.7.1 as a temporary workaround for now', quality_score: 0.8 });
+    const others = [1, 2, 3, 4, 5].map((i) => fact({ memory_text: `unrelated statement ${i} about topic ${i * 7}` }));
+    expect(wordOverlap(words(a.memory_text), words(b.memory_text))).toBeGreaterThanOrEqual(NEAR_DUPLICATE_OVERLAP);
+    const picked = keyFacts([a, b, ...others], 10, { now: NOW });
+    expect(picked).toContain(a);
+    expect(picked).not.toContain(b);
+    // Short texts (under 4 words) never count as near duplicates.
+    expect(wordOverlap(words('use lein'), words('use lein please'))).toBe(0);
+  });
+
+  it('takes on-topic facts first, and off-topic ones only to reach 5', () => {
+    const tips = [
+      'upgrade with brew',
+      'profiles merge left to right',
+      'uberjar needs a main namespace',
+      'deps resolve from clojars',
+      'plugins load first',
+      'checkouts link local projects',
+    ];
+    const on = [0, 1, 2].map((i) => fact({ memory_text: `leiningen: ${tips[i]}`, quality_score: 0.6 }));
+    const off = [1, 2, 3, 4].map((i) =>
+      fact({
+        memory_text: ['nippy thaws intervals', 'emacs theme tweaks', 'ssh host keys', 'coffee break'][i - 1]!,
+        quality_score: 0.95,
+        importance: 'high',
+      }),
+    );
+    const picked = keyFacts([...off, ...on], 10, { now: NOW, onTopic: (f) => f.memory_text.includes('leiningen') });
+    expect(picked.slice(0, 3)).toEqual(on);
+    expect(picked).toHaveLength(5);
+    const enough = [3, 4, 5].map((i) => fact({ memory_text: `leiningen: ${tips[i]}` }));
+    const all = keyFacts([...off, ...on, ...enough], 10, {
+      now: NOW,
+      onTopic: (f) => f.memory_text.includes('leiningen'),
+    });
+    expect(all).toHaveLength(6);
+    expect(all.every((f) => f.memory_text.includes('leiningen'))).toBe(true);
   });
 });

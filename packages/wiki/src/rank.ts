@@ -146,17 +146,37 @@ export function rankFacts(
     );
 }
 
+/** Lower-cased words of 3+ letters or digits of a text (for near-duplicate checks: wordOverlap). */
+export const words = (text: string): Set<string> => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
+
+/**
+ * Share of the smaller word set found in the larger (0 to 1): 1 when one text's words are all in the other's.
+ * Texts of fewer than 4 such words never count as near duplicates (0).
+ */
+export function wordOverlap(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  if (small.size < 4) return 0;
+  let shared = 0;
+  for (const w of small) if (large.has(w)) shared++;
+  return shared / small.size;
+}
+
+/** Two key facts whose words overlap this much (wordOverlap) say the same thing: the lower-ranked one is left out. */
+export const NEAR_DUPLICATE_OVERLAP = 0.7;
+
 /**
  * The key facts of a cluster (spec: "the top 5 to 10 key facts per cluster"): `n` is clamped to
  * [KEY_FACTS_MIN, KEY_FACTS_MAX] (default 10). Superseded facts (superseded_by set) are dropped; at most
- * MAX_KEY_FACTS_PER_MESSAGE facts per source message; facts with the same text are kept once. Facts of
- * the low quality band (< LOW_QUALITY_BAND_MAX) are taken only to reach KEY_FACTS_MIN. Returns fewer
- * than 5 only when fewer eligible facts exist. Order: best first.
+ * MAX_KEY_FACTS_PER_MESSAGE facts per source message; facts with the same text, or nearly the same words as a fact
+ * already taken (NEAR_DUPLICATE_OVERLAP), are kept once. Facts of the low quality band (< LOW_QUALITY_BAND_MAX) are
+ * taken only to reach KEY_FACTS_MIN. `opts.onTopic` (a topic page: whether a fact is about the topic) puts the facts
+ * it accepts first: the others are taken only to reach KEY_FACTS_MIN. Returns fewer than 5 only when fewer eligible
+ * facts exist. Order: as taken (on-topic first), best first within each tier.
  */
 export function keyFacts(
   facts: readonly WikiFact[],
   n: number = KEY_FACTS_MAX,
-  opts: { now?: Date; citationCounts?: ReadonlyMap<string, number> } = {},
+  opts: { now?: Date; citationCounts?: ReadonlyMap<string, number>; onTopic?: (fact: WikiFact) => boolean } = {},
 ): WikiFact[] {
   const want = Math.min(KEY_FACTS_MAX, Math.max(KEY_FACTS_MIN, Math.floor(Number.isFinite(n) ? n : KEY_FACTS_MAX)));
   const now = opts.now ?? new Date();
@@ -165,6 +185,7 @@ export function keyFacts(
     { now, ...(opts.citationCounts ? { citationCounts: opts.citationCounts } : {}) },
   );
   const picked: WikiFact[] = [];
+  const pickedWords: Set<string>[] = [];
   const perMessage = new Map<string, number>();
   const texts = new Set<string>();
   const take = (pool: typeof ranked, limit: number) => {
@@ -174,18 +195,23 @@ export function keyFacts(
       const used = perMessage.get(fact.source_message_id) ?? 0;
       const text = fact.memory_text.trim().toLowerCase();
       if (used >= MAX_KEY_FACTS_PER_MESSAGE || texts.has(text)) continue;
+      const w = words(text);
+      if (pickedWords.some((p) => wordOverlap(p, w) >= NEAR_DUPLICATE_OVERLAP)) continue;
       picked.push(fact);
+      pickedWords.push(w);
       perMessage.set(fact.source_message_id, used + 1);
       texts.add(text);
     }
   };
-  take(
-    ranked.filter((r) => r.fact.quality_score >= LOW_QUALITY_BAND_MAX),
-    want,
-  );
-  if (picked.length < KEY_FACTS_MIN) {
-    take(ranked, KEY_FACTS_MIN);
-    picked.sort((a, b) => ranked.findIndex((r) => r.fact === a) - ranked.findIndex((r) => r.fact === b));
-  }
+  const good = ranked.filter((r) => r.fact.quality_score >= LOW_QUALITY_BAND_MAX);
+  const onTopic = opts.onTopic;
+  if (onTopic) {
+    take(
+      good.filter((r) => onTopic(r.fact)),
+      want,
+    );
+    take(good, KEY_FACTS_MIN);
+  } else take(good, want);
+  if (picked.length < KEY_FACTS_MIN) take(ranked, KEY_FACTS_MIN);
   return picked;
 }

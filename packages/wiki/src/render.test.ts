@@ -9,7 +9,9 @@ import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js'
 import { citationFor, verifyCitation } from './citations.js';
 import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
 import { toWikiFact } from './generate.js';
+import { NEAR_DUPLICATE_OVERLAP, rankFacts, wordOverlap, words } from './rank.js';
 import {
+  byThread,
   checkWikiCitations,
   citationMarkers,
   citationsHold,
@@ -18,6 +20,7 @@ import {
   type RenderInput,
   renderChannelWiki,
   renderPages,
+  tagVariant,
   titleWorthy,
   type WikiPage,
 } from './render.js';
@@ -178,21 +181,26 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
     expect(parent.children.map((c) => c.id)).toContain(sub.id);
     expect(new Set(topics.map((p) => p.slug)).size).toBe(topics.length);
 
-    // 5 to 10 key facts when the cluster has that many usable facts (live, citable, distinct text, at most
-    // 2 per source message); all of them when it has fewer.
+    // 5 to 10 key facts when the cluster has that many usable facts (live, citable, distinct text and words, at
+    // most 2 per source message); all of them when it has fewer. Near duplicates are counted as keyFacts takes them:
+    // in rank order, a fact whose words overlap one taken before is left out.
     const opts = { userNames: input.user_names! };
     const usable = (facts: WikiFact[]) => {
       const perMessage = new Map<string, number>();
       const texts = new Set<string>();
-      for (const f of facts) {
+      const taken: Set<string>[] = [];
+      for (const { fact: f } of rankFacts(facts, { now: input.now })) {
         const msg = input.messages.get(f.source_message_id);
         const c = msg && citationFor(1, f, msg, opts);
         const text = f.memory_text.trim().toLowerCase();
         if (f.superseded_by || !msg || !c || !verifyCitation(c, msg, opts) || texts.has(text)) continue;
         const n = perMessage.get(f.source_message_id) ?? 0;
         if (n >= 2) continue;
+        const w = words(text);
+        if (taken.some((t) => wordOverlap(t, w) >= NEAR_DUPLICATE_OVERLAP)) continue;
         perMessage.set(f.source_message_id, n + 1);
         texts.add(text);
+        taken.push(w);
       }
       return texts.size;
     };
@@ -496,6 +504,62 @@ describe('renderChannelWiki (handcrafted)', () => {
     expect(page.summary).toMatch(/^Covers Compaction and Retention, mostly from Bob\. .+ \[1\]\.$/);
     expect(page.content.split('\n')[2]).toBe(page.summary);
     expect(checkWikiCitations([page], new Map(ms.map((m) => [m.id, m]))).verified).toBe(page.citations.length);
+  });
+  it('a topic leads with facts about it: an off-topic member with a higher rank comes after, variants of the title are not listed as covered', () => {
+    const ms = [
+      msg('l1', 'nippy freezes jodatime intervals out of the box', 'Jo'),
+      msg('l2', 'run lein upgrade 2.7.1 to get back to the old leiningen', 'Nat'),
+      msg('l3', 'leiningen installed from brew is version 2.5.3', 'Tat'),
+      msg('l4', 'lein upgrade works without uninstalling anything', 'Nat'),
+      msg('l5', 'leiningen needs java on the path first', 'Ann'),
+      msg('l6', 'brew installs leiningen under usr local', 'Tat'),
+    ];
+    const members = [
+      fact('n1', ms[0]!, 'nippy freezes jodatime intervals out of the box.', ['nippy', 'jodatime'], {
+        quality_score: 1,
+        importance: 'high',
+      }),
+      fact('n2', ms[1]!, 'Run lein upgrade 2.7.1 to get back to the old leiningen.', ['leiningen', 'lein']),
+      fact('n3', ms[2]!, 'Leiningen installed from brew is version 2.5.3.', ['leiningen', 'brew']),
+      fact('n4', ms[3]!, 'lein upgrade works without uninstalling anything.', ['lein']),
+      fact('n5', ms[4]!, 'Leiningen needs java on the path first.', ['leiningen']),
+      fact('n6', ms[5]!, 'Brew installs leiningen under usr local.', ['brew', 'leiningen']),
+    ];
+    const messages = new Map(ms.map((m) => [m.id, m]));
+    const { pages } = renderChannelWiki({ ...input([cluster('l', members)]), facts: members, messages });
+    const page = pages.find((p) => p.id === 'topic-leiningen')!;
+    const bullets = page.content
+      .split('## Key facts')[1]!
+      .split('\n')
+      .filter((l) => l.startsWith('- '));
+    // Five on-topic facts first; the off-topic one, though ranked best, is not needed to reach five.
+    expect(bullets).toHaveLength(5);
+    expect(bullets.some((b) => b.includes('nippy'))).toBe(false);
+    expect(page.summary).not.toContain('nippy');
+    // `lein` is a spelling of the title's tag: not listed as something else the topic covers.
+    expect(page.summary).toMatch(/^Covers Brew[.,] /);
+    expect(checkWikiCitations([page], messages).verified).toBe(page.citations.length);
+  });
+
+  it('tagVariant: a shortened spelling, not a different word', () => {
+    expect(tagVariant('lein', 'leiningen')).toBe(true);
+    expect(tagVariant('leiningen', 'lein')).toBe(true);
+    expect(tagVariant('react', 'react-dom')).toBe(false);
+    expect(tagVariant('go', 'gopher')).toBe(false);
+    expect(tagVariant('kafka', 'kafka')).toBe(true);
+  });
+
+  it("byThread: a thread's facts together in time order, at the place of its best fact", () => {
+    const t = (id: string, ts: string, thread: string | null) =>
+      fact(id, msg(`m${id}`, 'x'), `fact ${id}`, [], {
+        message_ts: ts,
+        permalink: thread ? `https://x/p${id}?thread_ts=${thread}` : `https://x/p${id}`,
+      });
+    const a2 = t('a2', '2026-01-02T00:00:00Z', '1.0');
+    const b = t('b', '2026-01-03T00:00:00Z', null);
+    const a1 = t('a1', '2026-01-01T00:00:00Z', '1.0');
+    expect(byThread([a2, b, a1]).map((f) => f.id)).toEqual(['a1', 'a2', 'b']);
+    expect(byThread([b, a2]).map((f) => f.id)).toEqual(['b', 'a2']);
   });
 });
 

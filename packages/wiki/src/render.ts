@@ -219,11 +219,16 @@ class Context {
   score(fact: WikiFact): number {
     return keyFactScore(fact, { now: this.input.now, citationCount: this.input.citation_counts?.get(fact.id) ?? 0 });
   }
-  keyFacts(facts: readonly WikiFact[], n: number): WikiFact[] {
+  /** rank.ts keyFacts over the facts that can be cited; `onTopic` as there (a topic page's relevance test). */
+  keyFacts(facts: readonly WikiFact[], n: number, onTopic?: (fact: WikiFact) => boolean): WikiFact[] {
     return keyFacts(
       facts.filter((f) => this.canCite(f)),
       n,
-      { now: this.input.now, ...(this.input.citation_counts ? { citationCounts: this.input.citation_counts } : {}) },
+      {
+        now: this.input.now,
+        ...(this.input.citation_counts ? { citationCounts: this.input.citation_counts } : {}),
+        ...(onTopic ? { onTopic } : {}),
+      },
     );
   }
 }
@@ -320,7 +325,7 @@ interface Named {
 }
 
 /** Tags of a cluster's facts, most common first (entity-tag casing preferred), ties alphabetical. */
-function rankedTags(facts: readonly WikiFact[]): { key: string; display: string; count: number }[] {
+function rankedTags(facts: readonly WikiFact[]): { key: string; display: string; count: number; entity: boolean }[] {
   const counts = new Map<string, { display: string; count: number; entity: boolean }>();
   for (const f of facts) {
     const seen = new Set<string>();
@@ -348,7 +353,7 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
     }
   }
   return [...counts.entries()]
-    .map(([key, v]) => ({ key, display: v.display, count: v.count }))
+    .map(([key, v]) => ({ key, display: v.display, count: v.count, entity: v.entity }))
     .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
 }
 
@@ -382,11 +387,7 @@ function coverage(
   weak: (key: string) => boolean,
   persons: ReadonlySet<string>,
 ): string {
-  const titleWords = new Set(title.toLowerCase().split(/\s+and\s+/));
-  const tags = rankedTags(facts)
-    .filter((t) => t.count >= 2 && !titleWords.has(t.key) && !weak(t.key) && !persons.has(t.key))
-    .slice(0, 3)
-    .map((t) => t.display);
+  const tags = coveredTags(facts, title, weak, persons).map((t) => t.display);
   const byAuthor = new Map<string, number>();
   for (const f of facts) byAuthor.set(f.author_name, (byAuthor.get(f.author_name) ?? 0) + 1);
   const top = [...byAuthor].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -402,10 +403,82 @@ function coverage(
   return who ? `${who.charAt(0).toUpperCase()}${who.slice(1)}.` : '';
 }
 
+/** The keys a topic's title is made of (`Java and tools.reader` → `java`, `tools.reader`), lower-cased. */
+const titleKeys = (title: string): string[] =>
+  title
+    .toLowerCase()
+    .replace(/\s+\(\d+\)$/, '')
+    .split(/\s+and\s+/);
+
+/**
+ * Whether tag `a` is a shortened or lengthened spelling of `b` (`lein` and `leiningen`): one starts with the other, the
+ * shorter has 3+ characters and the rest is letters only (so `react` and `react-dom` stay apart).
+ */
+export function tagVariant(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length >= 3 && long.startsWith(short) && /^\p{L}+$/u.test(long.slice(short.length));
+}
+
+/**
+ * The other tags a topic covers besides its title (coverage line, on-topic test): tags on two or more of its facts,
+ * at most 3, most common first, passing over weak tags, people, tags that could not title a topic (titleWorthy: code
+ * keywords, links, numbers) and spellings of the title's own tags or of one already taken (tagVariant).
+ */
+function coveredTags(
+  facts: readonly WikiFact[],
+  title: string,
+  weak: (key: string) => boolean,
+  persons: ReadonlySet<string>,
+): { key: string; display: string; count: number }[] {
+  const keys = titleKeys(title);
+  const out: { key: string; display: string; count: number }[] = [];
+  for (const t of rankedTags(facts)) {
+    if (out.length >= 3) break;
+    if (t.count < 2 || weak(t.key) || persons.has(t.key) || !titleWorthy(t.key)) continue;
+    if (keys.some((k) => tagVariant(k, t.key))) continue;
+    if (out.some((o) => tagVariant(o.key, t.key))) continue;
+    out.push(t);
+  }
+  return out;
+}
+
+/** Memoised lower-cased tags and text of a fact (the on-topic test). */
+const FACT_TERMS = new WeakMap<WikiFact, { tags: string[]; text: string }>();
+const termsOf = (f: WikiFact) => {
+  let t = FACT_TERMS.get(f);
+  if (!t) {
+    t = {
+      tags: [...f.topic_tags, ...f.entity_tags].map((x) => x.trim().toLowerCase()),
+      text: f.memory_text.toLowerCase(),
+    };
+    FACT_TERMS.set(f, t);
+  }
+  return t;
+};
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Whether a fact is about its topic: one of its tags is the title's tag or a covered tag (or a spelling of one:
+ * tagVariant), or its text names one of them as a word. A topic page's key facts and summary lead come from these
+ * first (keyFacts onTopic), so a fact the cluster caught by accident (a remark that shares words, not the subject)
+ * does not lead the page.
+ */
+function onTopicTest(anchors: readonly string[]): (f: WikiFact) => boolean {
+  const patterns = anchors
+    .filter((a) => a.length >= 3)
+    .map((a) => new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRe(a)}([^\\p{L}\\p{N}]|$)`, 'u'));
+  return (f) => {
+    const { tags, text } = termsOf(f);
+    if (tags.some((t) => anchors.some((a) => tagVariant(a, t)))) return true;
+    return patterns.some((p) => p.test(text));
+  };
+}
+
 /**
  * Whether a tag can title a topic: not a code keyword (`:start`, `:person/name`), a link (`<http://…>`, `https://…`), a
  * path (`/usr/local/bin/lein`), a bare number or version, or shorter than 2 characters. Such tags still count
- * elsewhere (coverage lines, the glossary); they just make poor headings.
+ * elsewhere (the glossary, weak tags); they just make poor headings and coverage lines.
  */
 export function titleWorthy(key: string): boolean {
   const k = key.trim();
@@ -462,8 +535,13 @@ function nameClusters(
     const first = tags[0];
     let title = first ? first.display : 'Miscellaneous';
     let slug = slugify(title);
-    for (let i = 1; used.has(slug) && i < Math.min(tags.length, 4); i++) {
-      title = `${first!.display} and ${tags[i]!.display}`;
+    // A taken title gets a second tag on two or more facts that can title a topic, and not a spelling of the first
+    // (`Leiningen and Lein` says nothing more); without one, a number.
+    const seconds = tags
+      .slice(1)
+      .filter((t) => t.count >= 2 && titleWorthy(t.key) && !weak(t.key) && !tagVariant(t.key, first!.key));
+    for (let i = 0; used.has(slug) && i < Math.min(seconds.length, 3); i++) {
+      title = `${first!.display} and ${seconds[i]!.display}`;
       slug = slugify(title);
     }
     const base = slug;
@@ -612,13 +690,23 @@ export function renderPages(
     }
     renderedTopics.push(node.id);
     const cites = new PageCitations(ctx);
-    const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MAX);
-    const bullets = key.map((f) => cites.claim(f)).filter((l): l is string => l !== null);
-    const short = bullets.filter((b) => b.length <= 240);
     const members = n.entry.facts;
+    const onTopic = onTopicTest([
+      ...titleKeys(n.title),
+      ...coveredTags(members, n.title, weak, persons).map((t) => t.key),
+    ]);
+    const key = ctx.keyFacts(members, KEY_FACTS_MAX, onTopic);
+    const claims = new Map(key.map((f) => [f, cites.claim(f)]));
+    const cited = (fs: readonly WikiFact[]) => fs.map((f) => claims.get(f)).filter((l): l is string => l != null);
+    // Listed thread by thread (a question, then its answers), led by the best; the summary takes the best.
+    const bullets = cited(byThread(key));
+    const short = cited(key).filter((b) => b.length <= 240);
     // A line on what the topic covers and who speaks in it, then its best short key fact.
     const covers = coverage(members, n.title, weak, persons);
-    const summaryLines = [...(covers ? [covers] : []), ...(short.length ? short : bullets).slice(0, 1).map(sentence)];
+    const summaryLines = [
+      ...(covers ? [covers] : []),
+      ...(short.length ? short : cited(key)).slice(0, 1).map(sentence),
+    ];
     const summary = bullets.length ? summaryLines.join(' ') : 'No memory of this topic could be cited yet.';
     const authors = new Set(members.map((f) => f.author_name));
     const msgs = new Set(members.map((f) => f.source_message_id));
@@ -848,6 +936,23 @@ const FAQ_WINDOW_MS = 14 * 86_400_000;
  * The thread a fact's message belongs to: the `thread_ts` query parameter of its permalink (workplace
  * chat replies), else its own message id (a thread root, or a platform without threads in permalinks).
  */
+/**
+ * Facts (best first) regrouped by conversation: each thread's facts (threadKey) together, in message time order, at
+ * the place of the thread's best fact. A problem and its fix then read in order instead of apart.
+ */
+export function byThread(facts: readonly WikiFact[]): WikiFact[] {
+  const groups = new Map<string, WikiFact[]>();
+  for (const f of facts) {
+    const k = threadKey(f);
+    const g = groups.get(k);
+    if (g) g.push(f);
+    else groups.set(k, [f]);
+  }
+  return [...groups.values()].flatMap((g) =>
+    g.length < 2 ? g : [...g].sort((a, b) => a.message_ts.localeCompare(b.message_ts) || a.id.localeCompare(b.id)),
+  );
+}
+
 export function threadKey(fact: Pick<WikiFact, 'permalink' | 'source_message_id'>): string {
   const m = /[?&]thread_ts=([^&#]+)/.exec(fact.permalink ?? '');
   return m ? decodeURIComponent(m[1]!) : fact.source_message_id;
