@@ -161,6 +161,15 @@ export function wordOverlap(a: ReadonlySet<string>, b: ReadonlySet<string>): num
   return shared / small.size;
 }
 
+/** words() of a fact's text, per fact object. */
+const FACT_WORDS = new WeakMap<WikiFact, Set<string>>();
+/** words() of a fact's memory_text, memoised per fact object. */
+export function factWords(fact: WikiFact): Set<string> {
+  let w = FACT_WORDS.get(fact);
+  if (!w) FACT_WORDS.set(fact, (w = words(fact.memory_text)));
+  return w;
+}
+
 /** Two key facts whose words overlap this much (wordOverlap) say the same thing: the lower-ranked one is left out. */
 export const NEAR_DUPLICATE_OVERLAP = 0.7;
 
@@ -195,7 +204,7 @@ export function keyFacts(
       const used = perMessage.get(fact.source_message_id) ?? 0;
       const text = fact.memory_text.trim().toLowerCase();
       if (used >= MAX_KEY_FACTS_PER_MESSAGE || texts.has(text)) continue;
-      const w = words(text);
+      const w = factWords(fact);
       if (pickedWords.some((p) => wordOverlap(p, w) >= NEAR_DUPLICATE_OVERLAP)) continue;
       picked.push(fact);
       pickedWords.push(w);

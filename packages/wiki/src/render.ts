@@ -15,7 +15,7 @@ import {
   verifyCitation,
   type WikiCitation,
 } from './citations.js';
-import { KEY_FACTS_MAX, keyFactScore, keyFacts } from './rank.js';
+import { factWords, KEY_FACTS_MAX, keyFactScore, keyFacts } from './rank.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
 /** Spec "Wiki" node. */
@@ -297,9 +297,16 @@ export function slugify(text: string): string {
 
 /** Capitalises the words of a plain tag (`sync modes` → `Sync Modes`); identifiers (`_olake_id`, `v0.7.3`) stay as they are. */
 function titleCase(tag: string): string {
-  if (/[_/.\d]/.test(tag)) return tag;
-  return tag.replace(/(^|\s)(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+  let t = TITLE_CASES.get(tag);
+  if (t === undefined) {
+    if (TITLE_CASES.size >= FACT_TEXT_MAX) TITLE_CASES.clear();
+    t = /[_/.\d]/.test(tag) ? tag : tag.replace(/(^|\s)(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+    TITLE_CASES.set(tag, t);
+  }
+  return t;
 }
+/** titleCase per tag (bounded like FACT_TEXTS). */
+const TITLE_CASES = new Map<string, string>();
 
 /** Lower-cased names of people (fact authors, graph people, known user names): not used as topic or glossary terms. */
 function personNames(input: RenderInput): Set<string> {
@@ -324,8 +331,22 @@ interface Named {
   children: Named[];
 }
 
-/** Tags of a cluster's facts, most common first (entity-tag casing preferred), ties alphabetical. */
-function rankedTags(facts: readonly WikiFact[]): { key: string; display: string; count: number; entity: boolean }[] {
+interface RankedTag {
+  key: string;
+  display: string;
+  count: number;
+  entity: boolean;
+}
+/** rankedTags per facts array (a render asks for a cluster's tags several times: naming, coverage, on-topic test). */
+const RANKED_TAGS = new WeakMap<readonly WikiFact[], RankedTag[]>();
+
+/**
+ * Tags of a cluster's facts, most common first (entity-tag casing preferred), ties alphabetical. Memoised per array:
+ * the caller must not change the array afterwards.
+ */
+function rankedTags(facts: readonly WikiFact[]): RankedTag[] {
+  const memo = RANKED_TAGS.get(facts);
+  if (memo) return memo;
   const counts = new Map<string, { display: string; count: number; entity: boolean }>();
   for (const f of facts) {
     const seen = new Set<string>();
@@ -352,9 +373,11 @@ function rankedTags(facts: readonly WikiFact[]): { key: string; display: string;
       }
     }
   }
-  return [...counts.entries()]
+  const ranked = [...counts.entries()]
     .map(([key, v]) => ({ key, display: v.display, count: v.count, entity: v.entity }))
     .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+  RANKED_TAGS.set(facts, ranked);
+  return ranked;
 }
 
 /**
@@ -456,22 +479,25 @@ const termsOf = (f: WikiFact) => {
   }
   return t;
 };
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Whether a fact is about its topic: one of its tags is the title's tag or a covered tag (or a spelling of one:
- * tagVariant), or its text names one of them as a word. A topic page's key facts and summary lead come from these
- * first (keyFacts onTopic), so a fact the cluster caught by accident (a remark that shares words, not the subject)
- * does not lead the page.
+ * tagVariant), or its text names one of them (a one-word anchor as a whole word: factWords; others as written). A
+ * topic page's key facts and summary lead come from these first (keyFacts onTopic), so a fact the cluster caught by
+ * accident (a remark that shares words, not the subject) does not lead the page.
  */
 function onTopicTest(anchors: readonly string[]): (f: WikiFact) => boolean {
-  const patterns = anchors
-    .filter((a) => a.length >= 3)
-    .map((a) => new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRe(a)}([^\\p{L}\\p{N}]|$)`, 'u'));
+  const long = anchors.filter((a) => a.length >= 3);
+  const single = long.filter((a) => /^[\p{L}\p{N}]+$/u.test(a));
+  const phrases = long.filter((a) => !single.includes(a));
   return (f) => {
     const { tags, text } = termsOf(f);
     if (tags.some((t) => anchors.some((a) => tagVariant(a, t)))) return true;
-    return patterns.some((p) => p.test(text));
+    if (single.length) {
+      const w = factWords(f);
+      if (single.some((a) => w.has(a))) return true;
+    }
+    return phrases.some((p) => text.includes(p));
   };
 }
 
