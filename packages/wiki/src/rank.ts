@@ -166,7 +166,10 @@ const FACT_WORDS = new WeakMap<WikiFact, Set<string>>();
 /** words() of a fact's memory_text, memoised per fact object. */
 export function factWords(fact: WikiFact): Set<string> {
   let w = FACT_WORDS.get(fact);
-  if (!w) FACT_WORDS.set(fact, (w = words(fact.memory_text)));
+  if (!w) {
+    w = words(fact.memory_text);
+    FACT_WORDS.set(fact, w);
+  }
   return w;
 }
 

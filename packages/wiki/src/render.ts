@@ -300,7 +300,9 @@ function titleCase(tag: string): string {
   let t = TITLE_CASES.get(tag);
   if (t === undefined) {
     if (TITLE_CASES.size >= FACT_TEXT_MAX) TITLE_CASES.clear();
-    t = /[_/.\d]/.test(tag) ? tag : tag.replace(/(^|\s)(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+    t = /[_/.\d]/.test(tag)
+      ? tag
+      : tag.replace(/(^|\s)(\p{Ll})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
     TITLE_CASES.set(tag, t);
   }
   return t;
