@@ -146,8 +146,19 @@ export function rankFacts(
     );
 }
 
-/** Lower-cased words of 3+ letters or digits of a text (for near-duplicate checks: wordOverlap). */
-export const words = (text: string): Set<string> => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
+/** Words too common to tell two statements apart (near-duplicate checks), besides those under 3 characters. */
+const COMMON_WORDS = new Set(
+  "the and for with that this then than but not are was were has have had can could would should will just also from into about there their they them what when where which who why how any all some one does did you your its it's asked says said thinks think".split(
+    ' ',
+  ),
+);
+
+/**
+ * Lower-cased words of 3+ letters or digits of a text, common words left out (for near-duplicate checks:
+ * wordOverlap).
+ */
+export const words = (text: string): Set<string> =>
+  new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).filter((w) => !COMMON_WORDS.has(w)));
 
 /**
  * Share of the smaller word set found in the larger (0 to 1): 1 when one text's words are all in the other's.
@@ -168,6 +179,8 @@ export function factWords(fact: WikiFact): Set<string> {
   let w = FACT_WORDS.get(fact);
   if (!w) {
     w = words(fact.memory_text);
+    // The author's name is in most of their facts ("roelof asked: …"): it says nothing about what they said.
+    for (const a of words(fact.author_name)) w.delete(a);
     FACT_WORDS.set(fact, w);
   }
   return w;

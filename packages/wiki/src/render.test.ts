@@ -9,7 +9,7 @@ import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js'
 import { citationFor, verifyCitation } from './citations.js';
 import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
 import { toWikiFact } from './generate.js';
-import { NEAR_DUPLICATE_OVERLAP, rankFacts, wordOverlap, words } from './rank.js';
+import { factWords, NEAR_DUPLICATE_OVERLAP, rankFacts, wordOverlap } from './rank.js';
 import {
   byThread,
   checkWikiCitations,
@@ -196,7 +196,7 @@ describe('renderChannelWiki on real data (slack-olake, 302 messages)', () => {
         if (f.superseded_by || !msg || !c || !verifyCitation(c, msg, opts) || texts.has(text)) continue;
         const n = perMessage.get(f.source_message_id) ?? 0;
         if (n >= 2) continue;
-        const w = words(text);
+        const w = factWords(f);
         if (taken.some((t) => wordOverlap(t, w) >= NEAR_DUPLICATE_OVERLAP)) continue;
         perMessage.set(f.source_message_id, n + 1);
         texts.add(text);

@@ -15,7 +15,15 @@ import {
   verifyCitation,
   type WikiCitation,
 } from './citations.js';
-import { factWords, KEY_FACTS_MAX, keyFactScore, keyFacts } from './rank.js';
+import {
+  factWords,
+  KEY_FACTS_MAX,
+  KEY_FACTS_MIN,
+  keyFactScore,
+  keyFacts,
+  NEAR_DUPLICATE_OVERLAP,
+  wordOverlap,
+} from './rank.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
 /** Spec "Wiki" node. */
@@ -682,6 +690,9 @@ export function renderPages(
   const persons = personNames(input);
   const weak = weakTags({ name: input.channel.name, facts: live });
   const named = nameClusters(input.clusters, persons, weak);
+  // Whether a fact is about a topic: it names the title's tag or a covered one (onTopicTest).
+  const topicTest = (n: Named) =>
+    onTopicTest([...titleKeys(n.title), ...coveredTags(n.entry.facts, n.title, weak, persons).map((t) => t.key)]);
 
   // Topic and sub-topic pages.
   const topicPages: WikiPage[] = [];
@@ -719,11 +730,7 @@ export function renderPages(
     renderedTopics.push(node.id);
     const cites = new PageCitations(ctx);
     const members = n.entry.facts;
-    const onTopic = onTopicTest([
-      ...titleKeys(n.title),
-      ...coveredTags(members, n.title, weak, persons).map((t) => t.key),
-    ]);
-    const key = ctx.keyFacts(members, KEY_FACTS_MAX, onTopic);
+    const key = ctx.keyFacts(members, KEY_FACTS_MAX, topicTest(n));
     const claims = new Map(key.map((f) => [f, cites.claim(f)]));
     const cited = (fs: readonly WikiFact[]) => fs.map((f) => claims.get(f)).filter((l): l is string => l != null);
     // Listed thread by thread (a question, then its answers), led by the best; the summary takes the best.
@@ -779,7 +786,7 @@ export function renderPages(
     };
   };
   const fixedRenders: Record<(typeof FIXED_PAGES)[number]['id'], () => WikiPage> = {
-    overview: () => overviewPage(ctx, facts, live, topicNodes, fixedBase),
+    overview: () => overviewPage(ctx, facts, live, topicNodes, fixedBase, named, topicTest),
     people: () => peoplePage(ctx, live, fixedBase),
     decisions: () => decisionsPage(ctx, facts, live, fixedBase),
     faq: () => faqPage(ctx, live, fixedBase),
@@ -824,12 +831,19 @@ type FixedBase = (
   lastUpdated: string,
 ) => Omit<WikiPage, 'citations' | 'content' | 'summary'>;
 
+/**
+ * Overview (section 1): the channel's counts, then its highlights: the best key fact about each of its largest topics
+ * (by topic order, one per topic, bolded with the topic's title), up to 5, filled from the channel's best facts when
+ * it has fewer topics; then the topic list. The summary is the counts and the first two highlights.
+ */
 function overviewPage(
   ctx: Context,
   facts: WikiFact[],
   live: WikiFact[],
   topics: WikiNode[],
   base: FixedBase,
+  named: readonly Named[],
+  topicTest: (n: Named) => (f: WikiFact) => boolean,
 ): WikiPage {
   const { channel, messages, now } = ctx.input;
   const cites = new PageCitations(ctx);
@@ -837,13 +851,31 @@ function overviewPage(
   const dates = facts.map((f) => f.message_ts).sort();
   const span = dates.length ? `, ${isoDate(dates[0]!)} to ${isoDate(dates[dates.length - 1]!)}` : '';
   const stats = `#${channel.name} (${channel.platform}): ${facts.length} memories from ${messages.size} messages by ${authors.size} people${span}.`;
-  const highlights = ctx
-    .keyFacts(live, 5)
-    .map((f) => cites.claim(f))
-    .filter((l): l is string => l !== null);
-  const summary = [stats, ...highlights.slice(0, 2).map(sentence)].join(' ');
+  const used = new Set<WikiFact>();
+  const highlights: { claim: string; topic: string | null }[] = [];
+  for (const n of named) {
+    if (highlights.length >= OVERVIEW_HIGHLIGHTS) break;
+    const test = topicTest(n);
+    const best = ctx.keyFacts(n.entry.facts, KEY_FACTS_MIN, test).find((f) => !used.has(f) && test(f));
+    const claim = best && cites.claim(best);
+    if (!best || !claim) continue;
+    used.add(best);
+    highlights.push({ claim, topic: n.title });
+  }
+  for (const f of ctx.keyFacts(live, OVERVIEW_HIGHLIGHTS + used.size)) {
+    if (highlights.length >= OVERVIEW_HIGHLIGHTS) break;
+    const claim = used.has(f) ? null : cites.claim(f);
+    if (!claim) continue;
+    used.add(f);
+    highlights.push({ claim, topic: null });
+  }
+  const summary = [stats, ...highlights.slice(0, 2).map((h) => sentence(h.claim))].join(' ');
   const lines = [`# ${channel.name}`, '', summary, '', '## Highlights', ''];
-  lines.push(...(highlights.length ? highlights.map((h) => `- ${h}`) : ['_No memory could be cited yet._']));
+  lines.push(
+    ...(highlights.length
+      ? highlights.map((h) => (h.topic ? `- **${h.topic}:** ${h.claim}` : `- ${h.claim}`))
+      : ['_No memory could be cited yet._']),
+  );
   lines.push('', '## Topics', '');
   lines.push(
     ...(topics.length
@@ -857,6 +889,9 @@ function overviewPage(
     cites,
   );
 }
+
+/** Highlights on the overview page. */
+const OVERVIEW_HIGHLIGHTS = 5;
 
 function peoplePage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
   const { people, now } = ctx.input;
@@ -1132,9 +1167,14 @@ function faqPage(ctx: Context, live: WikiFact[], base: FixedBase): WikiPage {
   const open: string[] = [];
   const drawn: WikiFact[] = [];
   const tokensOf = informativeTokens(live);
+  const asked: Set<string>[] = [];
   for (const q of questions) {
+    // A question asked again in nearly the same words (a repost) is listed once, where it was first asked.
+    const w = factWords(q);
+    if (asked.some((x) => wordOverlap(x, w) >= NEAR_DUPLICATE_OVERLAP)) continue;
     const qLine = cites.claim(q);
     if (!qLine) continue;
+    asked.push(w);
     drawn.push(q);
     const a = findAnswer(q, answersPool, tokensOf);
     const aLine = a ? cites.claim(a, `${factText(a)} (${a.author_name})`) : null;
