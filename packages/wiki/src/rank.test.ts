@@ -7,6 +7,7 @@ import {
   keyFacts,
   MAX_KEY_FACTS_PER_MESSAGE,
   NEAR_DUPLICATE_OVERLAP,
+  pointsAway,
   RANK_WEIGHTS,
   recencyFactor,
   wordOverlap,
@@ -160,5 +161,29 @@ describe('keyFacts: near duplicates and the on-topic tier', () => {
     });
     expect(all).toHaveLength(6);
     expect(all.every((f) => f.memory_text.includes('leiningen'))).toBe(true);
+  });
+});
+
+describe('pointsAway', () => {
+  it('recognises a statement that introduces what it does not contain', () => {
+    expect(pointsAway('When tatyana tries to package a jar, tatyana sees the following.')).toBe(true);
+    expect(pointsAway('The config looks like this:')).toBe(true);
+    expect(pointsAway('Error output below')).toBe(true);
+    expect(pointsAway('Run lein upgrade 2.7.1 as a workaround.')).toBe(false);
+    expect(pointsAway('Use the following flag: --force')).toBe(false);
+  });
+
+  it('a fact that points away is a key fact only to reach 5', () => {
+    const away = fact({ memory_text: 'When packaging a jar, tatyana sees the following.', quality_score: 0.99 });
+    const others = [
+      'alpha beta gamma delta',
+      'epsilon zeta theta iota',
+      'kappa lambda omicron sigma',
+      'upsilon omega rho tau',
+      'phi chi psi nu',
+      'mu xi pi eta',
+    ].map((t) => fact({ memory_text: t, quality_score: 0.6 }));
+    expect(keyFacts([away, ...others], 10, { now: NOW })).not.toContain(away);
+    expect(keyFacts([away, ...others.slice(0, 3)], 10, { now: NOW })).toContain(away);
   });
 });

@@ -190,11 +190,19 @@ export function factWords(fact: WikiFact): Set<string> {
 export const NEAR_DUPLICATE_OVERLAP = 0.7;
 
 /**
+ * Whether a statement ends by pointing at something it does not contain ("… sees the following.", "… like this:"):
+ * the code or output it introduced stayed in the message, so on a page it reads unfinished.
+ */
+export function pointsAway(text: string): boolean {
+  return /(?::|\b(?:the following|as follows|like this|like so|below|this one))\s*[.:]?\s*$/i.test(text.trim());
+}
+
+/**
  * The key facts of a cluster (spec: "the top 5 to 10 key facts per cluster"): `n` is clamped to
  * [KEY_FACTS_MIN, KEY_FACTS_MAX] (default 10). Superseded facts (superseded_by set) are dropped; at most
  * MAX_KEY_FACTS_PER_MESSAGE facts per source message; facts with the same text, or nearly the same words as a fact
- * already taken (NEAR_DUPLICATE_OVERLAP), are kept once. Facts of the low quality band (< LOW_QUALITY_BAND_MAX) are
- * taken only to reach KEY_FACTS_MIN. `opts.onTopic` (a topic page: whether a fact is about the topic) puts the facts
+ * already taken (NEAR_DUPLICATE_OVERLAP), are kept once. Facts of the low quality band (< LOW_QUALITY_BAND_MAX) and
+ * facts that point at what they do not contain (pointsAway) are taken only to reach KEY_FACTS_MIN. `opts.onTopic` (a topic page: whether a fact is about the topic) puts the facts
  * it accepts first: the others are taken only to reach KEY_FACTS_MIN. Returns fewer than 5 only when fewer eligible
  * facts exist. Order: as taken (on-topic first), best first within each tier.
  */
@@ -228,7 +236,7 @@ export function keyFacts(
       texts.add(text);
     }
   };
-  const good = ranked.filter((r) => r.fact.quality_score >= LOW_QUALITY_BAND_MAX);
+  const good = ranked.filter((r) => r.fact.quality_score >= LOW_QUALITY_BAND_MAX && !pointsAway(r.fact.memory_text));
   const onTopic = opts.onTopic;
   if (onTopic) {
     take(
