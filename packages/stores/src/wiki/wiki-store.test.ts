@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshChannelId } from '../test-fixtures.js';
+import { KyselyDocumentStore } from '../documents/kysely-store.js';
+import { migrateDocuments } from '../documents/migrations.js';
+import { channelEvent, factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
 import { type TestDatabase, testDatabases } from '../testing.js';
 import { migrateWiki } from './migrations.js';
 import { type StoredWikiCluster, WikiStore } from './wiki-store.js';
@@ -39,6 +41,52 @@ for (const { name, open } of testDatabases()) {
       store = new WikiStore<Page, Structure>(h.db);
     });
     afterAll(async () => h?.close());
+
+    it('sourceDigests: one digest per fact and cited message; a supersession changes only its fact', async () => {
+      await migrateDocuments(h.db);
+      const docs = new KyselyDocumentStore(h.db);
+      const ch = freshChannelId();
+      await docs.upsertChannel(channelEvent(ch, 'dev'), new Date());
+      const m1 = messageEvent(ch, 1_600_000_000, 'we use Postgres');
+      const m2 = messageEvent(ch, 1_600_000_060, 'we moved to Kafka');
+      await docs.upsertMessages([m1, m2, messageEvent(ch, 1_600_000_120, 'lunch?')]);
+      const a = factOf(m1, 'the team uses Postgres');
+      const b = factOf(m2, 'the team moved to Kafka');
+      await docs.replaceFacts([factSet(m1, [a]), factSet(m2, [b])]);
+      const before = await store.sourceDigests(ch);
+      expect(before.channel).toEqual({ id: ch, name: 'dev', platform: 'platform_a' });
+      expect([...before.facts.keys()].sort()).toEqual([a.factId, b.factId].sort());
+      expect([...before.messages.keys()].sort()).toEqual([m1.platformMessageId, m2.platformMessageId].sort());
+      await docs.replaceGraphLinks([
+        {
+          messageId: m2.messageId,
+          platform: m2.platform,
+          channelId: ch,
+          sourceMessageId: m2.platformMessageId,
+          messageTs: m2.timestamp,
+          extractor: 'test',
+          extractedAt: m2.timestamp,
+          entities: [],
+          relationships: [],
+          supersessions: [
+            {
+              factId: a.factId,
+              supersededBy: b.factId,
+              oldEntityId: null,
+              newEntityId: null,
+              invalidAt: m2.timestamp,
+              certain: false,
+              reason: 'moved',
+            },
+          ],
+        },
+      ]);
+      const after = await store.sourceDigests(ch);
+      expect(after.facts.get(a.factId)).not.toBe(before.facts.get(a.factId));
+      expect(after.facts.get(b.factId)).toBe(before.facts.get(b.factId));
+      expect(after.messages).toEqual(before.messages);
+      expect(await store.sourceDigests(ch)).toEqual(after);
+    });
 
     it('replaces and reads a channel’s clusters', async () => {
       const ch = freshChannelId();
