@@ -505,6 +505,7 @@ describe('renderChannelWiki (handcrafted)', () => {
     expect(page.content.split('\n')[2]).toBe(page.summary);
     expect(checkWikiCitations([page], new Map(ms.map((m) => [m.id, m]))).verified).toBe(page.citations.length);
   });
+
   it('a topic leads with facts about it: an off-topic member with a higher rank comes after, variants of the title are not listed as covered', () => {
     const ms = [
       msg('l1', 'nippy freezes jodatime intervals out of the box', 'Jo'),

@@ -410,17 +410,12 @@ const listOf = (xs: readonly string[]) =>
 
 /**
  * What a topic covers besides its title, and who speaks in it: "Covers JSON, Fressian and Nippy, mostly from
- * alexmiller and noisesmith." (the other tags on two or more of its facts, at most 3, passing over weak tags and
- * people; "mostly from" the one or two commonest authors when they wrote at least half of 4 or more facts). Empty when
- * there is nothing to say. Counts only: nothing in it needs a citation.
+ * alexmiller and noisesmith." (`covered`: the topic's coveredTags; "mostly from" the one or two commonest authors
+ * when they wrote at least half of 4 or more facts). Empty when there is nothing to say. Counts only: nothing in it
+ * needs a citation.
  */
-function coverage(
-  facts: readonly WikiFact[],
-  title: string,
-  weak: (key: string) => boolean,
-  persons: ReadonlySet<string>,
-): string {
-  const tags = coveredTags(facts, title, weak, persons).map((t) => t.display);
+function coverage(facts: readonly WikiFact[], covered: readonly { display: string }[]): string {
+  const tags = covered.map((t) => t.display);
   const byAuthor = new Map<string, number>();
   for (const f of facts) byAuthor.set(f.author_name, (byAuthor.get(f.author_name) ?? 0) + 1);
   const top = [...byAuthor].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -463,9 +458,9 @@ function coveredTags(
   title: string,
   weak: (key: string) => boolean,
   persons: ReadonlySet<string>,
-): { key: string; display: string; count: number }[] {
+): RankedTag[] {
   const keys = titleKeys(title);
-  const out: { key: string; display: string; count: number }[] = [];
+  const out: RankedTag[] = [];
   for (const t of rankedTags(facts)) {
     if (out.length >= 3) break;
     if (t.count < 2 || weak(t.key) || persons.has(t.key) || !titleWorthy(t.key)) continue;
@@ -690,9 +685,19 @@ export function renderPages(
   const persons = personNames(input);
   const weak = weakTags({ name: input.channel.name, facts: live });
   const named = nameClusters(input.clusters, persons, weak);
-  // Whether a fact is about a topic: it names the title's tag or a covered one (onTopicTest).
-  const topicTest = (n: Named) =>
-    onTopicTest([...titleKeys(n.title), ...coveredTags(n.entry.facts, n.title, weak, persons).map((t) => t.key)]);
+  // Per topic, once: the tags it covers besides its title, and whether a fact is about it (it names the title's
+  // tag or a covered one: onTopicTest).
+  const topics = new Map<Named, { covered: RankedTag[]; test: (f: WikiFact) => boolean }>();
+  const topicOf = (n: Named) => {
+    let t = topics.get(n);
+    if (!t) {
+      const covered = coveredTags(n.entry.facts, n.title, weak, persons);
+      t = { covered, test: onTopicTest([...titleKeys(n.title), ...covered.map((c) => c.key)]) };
+      topics.set(n, t);
+    }
+    return t;
+  };
+  const topicTest = (n: Named) => topicOf(n).test;
 
   // Topic and sub-topic pages.
   const topicPages: WikiPage[] = [];
@@ -737,7 +742,7 @@ export function renderPages(
     const bullets = cited(byThread(key));
     const short = cited(key).filter((b) => b.length <= 240);
     // A line on what the topic covers and who speaks in it, then its best short key fact.
-    const covers = coverage(members, n.title, weak, persons);
+    const covers = coverage(members, topicOf(n).covered);
     const summaryLines = [
       ...(covers ? [covers] : []),
       ...(short.length ? short : cited(key)).slice(0, 1).map(sentence),
