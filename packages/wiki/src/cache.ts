@@ -75,8 +75,8 @@ export function cachedWikiSink<S extends WikiSink>(sink: S): S {
   return wrapper as S;
 }
 
-/** The sink's methods bound to it (the wrapper passes them through). */
-function bindAll(sink: WikiSink): WikiSink {
+/** An object's methods (its own and its prototypes') bound to it, as own properties: what a wrapper passes through. */
+export function bindAll<T extends object>(sink: T): T {
   const out: Record<string, unknown> = {};
   let proto: object | null = sink;
   while (proto && proto !== Object.prototype) {
@@ -86,5 +86,5 @@ function bindAll(sink: WikiSink): WikiSink {
     }
     proto = Object.getPrototypeOf(proto);
   }
-  return out as unknown as WikiSink;
+  return out as unknown as T;
 }

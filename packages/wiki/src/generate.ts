@@ -66,6 +66,13 @@ export interface WikiDocumentSource {
       attachments: { name: string; media_type: string | null }[];
     }[]
   >;
+  /** Optional batch form of getMessages (DocumentStore.getMessagesIn): several channels' messages in one read. */
+  getMessagesIn?(keys: readonly { channelId: string; id: string }[]): Promise<
+    {
+      channelId: string;
+      message: Awaited<ReturnType<WikiDocumentSource['getMessages']>>[number];
+    }[]
+  >;
 }
 
 /** The graph store as the generator reads it (structurally GraphStore.listEntities). */
@@ -79,6 +86,10 @@ export interface WikiGraphSource {
       message_ts: string;
     }[]
   >;
+  /** Optional batch form (GraphStore.listEntitiesMany): several queries in one read, answered in order. */
+  listEntitiesMany?(
+    queries: readonly Parameters<WikiGraphSource['listEntities']>[0][],
+  ): Promise<Awaited<ReturnType<WikiGraphSource['listEntities']>>[]>;
 }
 
 /** The wiki store as the generator uses it (structurally WikiStore<WikiPage, WikiStructure>). */
@@ -129,6 +140,25 @@ export interface WikiSink {
     metadata: Record<string, unknown>;
     source_fingerprint: string | null;
   } | null>;
+  /**
+   * Optional batch forms (WikiStore.beginGenerations, sourceDigestsMany, currentVersions, savePagesMany), used by
+   * batchedDeps when concurrent runs make the same call: several channels in one statement (one transaction for
+   * the saves; a per-item Error is that item's failure).
+   */
+  beginGenerations?(channelIds: readonly string[]): Promise<Map<string, number>>;
+  sourceDigestsMany?(
+    channelIds: readonly string[],
+  ): Promise<Map<string, Awaited<ReturnType<WikiSink['sourceDigests']>>>>;
+  currentVersions?(
+    channelIds: readonly string[],
+  ): Promise<Map<string, NonNullable<Awaited<ReturnType<WikiSink['currentVersion']>>>>>;
+  savePagesMany?(
+    items: readonly {
+      channelId: string;
+      wiki: Parameters<WikiSink['savePages']>[1];
+      meta: Parameters<WikiSink['savePages']>[2];
+    }[],
+  ): Promise<(Awaited<ReturnType<WikiSink['savePages']>> | Error)[]>;
 }
 
 /**

@@ -7,7 +7,13 @@ import {
   TOPICS,
 } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
-import { cachedWikiSink, generateChannelWiki, type WikiGenerateDeps, type WikiGenerateResult } from '@atlas/wiki';
+import {
+  batchedDeps,
+  cachedWikiSink,
+  generateChannelWiki,
+  type WikiGenerateDeps,
+  type WikiGenerateResult,
+} from '@atlas/wiki';
 import { Cron } from 'croner';
 import { runsOfType } from './documents.js';
 
@@ -75,6 +81,12 @@ const markChanged = async (events: StoredEvent[], deps: WikiProjectorDeps): Prom
 type WikiGeneratorStore = WikiGenerateDeps['wiki'] & { staleChannels(): Promise<string[]> };
 
 /**
+ * Stale channels regenerated together by generateStale (their reads and saves batched): enough to share each
+ * statement among many channels, few enough that their data in memory stays small.
+ */
+export const STALE_BATCH = 64;
+
+/**
  * Runs wiki generations in this process, one at a time per channel: a second request for a channel waits for the
  * first and then runs (so a refresh during the scheduler's run of that channel sees its result, never interleaves).
  * The wiki store is read through cachedWikiSink: the sources, clusters and pages of each channel's current version
@@ -95,7 +107,8 @@ export class WikiGenerator {
     deps: WikiGenerateDeps & { wiki: WikiGeneratorStore; wikiEnabled?: (channelId: string) => Promise<boolean> },
   ) {
     const { wikiEnabled, ...rest } = deps;
-    this.deps = { ...rest, wiki: cachedWikiSink(deps.wiki), authorSums: new Map() };
+    const batched = batchedDeps(rest);
+    this.deps = { ...batched, wiki: cachedWikiSink(batched.wiki), authorSums: new Map() };
     this.wikiEnabled = wikiEnabled ?? (async () => true);
   }
 
@@ -126,15 +139,21 @@ export class WikiGenerator {
    * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels) and enabled, least recently
    * generated first. A channel that fails is reported in `failed` (its wiki stays stale and is retried next time).
    */
-  async generateStale(): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
+  async generateStale(
+    now?: Date,
+  ): Promise<{ results: WikiGenerateResult[]; failed: { channelId: string; error: string }[] }> {
     const results: WikiGenerateResult[] = [];
     const failed: { channelId: string; error: string }[] = [];
-    for (const channelId of await this.enabled(await this.deps.wiki.staleChannels())) {
-      try {
-        results.push(await this.generate(channelId, 'incremental'));
-      } catch (err) {
-        failed.push({ channelId, error: err instanceof Error ? err.message : String(err) });
-      }
+    const ids = await this.enabled(await this.deps.wiki.staleChannels());
+    // Together, STALE_BATCH at a time: their store calls are coalesced (batchedDeps), one statement for all of them.
+    for (let i = 0; i < ids.length; i += STALE_BATCH) {
+      const chunk = ids.slice(i, i + STALE_BATCH);
+      const settled = await Promise.allSettled(chunk.map((id) => this.generate(id, 'incremental', now)));
+      settled.forEach((r, k) => {
+        if (r.status === 'fulfilled') results.push(r.value);
+        else
+          failed.push({ channelId: chunk[k]!, error: r.reason instanceof Error ? r.reason.message : String(r.reason) });
+      });
     }
     return { results, failed };
   }

@@ -382,6 +382,26 @@ for (const [name, factory] of Object.entries(open)) {
       expect(names(await store.listEntities({ channelId: ch, limit: 2 }))).toEqual(['Zed', 'Kafka']);
       expect(names(await store.listEntities({ channelId: other, limit: 10 }))).toEqual(['Carl', 'Zed']);
       expect(await store.listEntities({ channelId: freshChannelId(), limit: 10 })).toEqual([]);
+      // Several queries at once: each answered as listEntities answers it, in order.
+      const queries = [
+        { channelId: other, limit: 10 },
+        { channelId: ch, type: 'Person' as const, limit: 10 },
+        { channelId: ch, status: 'pending' as const, limit: 10 },
+        { channelId: freshChannelId(), limit: 10 },
+        { channelId: ch, limit: 2 },
+        { channelId: ch, status: 'active' as const, limit: 10 },
+      ];
+      const many = await store.listEntitiesMany(queries);
+      expect(many.map(names)).toEqual([
+        ['Carl', 'Zed'],
+        ['Zed', 'Amy', 'Bob'],
+        ['Amy'],
+        [],
+        ['Zed', 'Kafka'],
+        ['Zed', 'Kafka', 'Bob'],
+      ]);
+      for (const [i, q] of queries.entries()) expect(many[i]).toEqual(await store.listEntities(q));
+      expect(await store.listEntitiesMany([])).toEqual([]);
     });
 
     it('gets entities by id: unknown ids are null or left out', async () => {

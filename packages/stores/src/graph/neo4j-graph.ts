@@ -559,6 +559,13 @@ export class Neo4jGraphStore implements GraphStore {
 
   // ------------------------------------------------------------------------------------------------ reads
 
+  /** listEntities for several queries, answered in order (one read each). */
+  async listEntitiesMany(queries: readonly EntityQuery[]): Promise<GraphEntity[][]> {
+    const out: GraphEntity[][] = [];
+    for (const q of queries) out.push(await this.listEntities(q));
+    return out;
+  }
+
   /** A channel's entities, most mentioned first, then by name (and id). */
   async listEntities(q: EntityQuery): Promise<GraphEntity[]> {
     const rows = await this.read('listEntities', (tx) =>

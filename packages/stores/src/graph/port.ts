@@ -126,6 +126,11 @@ export interface GraphStore {
 
   /** A channel's entities, most mentioned first (then name); status and type filters as given. */
   listEntities(q: EntityQuery): Promise<GraphEntity[]>;
+  /**
+   * listEntities for several queries (each its own channel, filters and limit), answered in order: what a batched
+   * pass reads for many channels at once (the wiki's people and decisions of every stale channel).
+   */
+  listEntitiesMany(queries: readonly EntityQuery[]): Promise<GraphEntity[][]>;
   /** null when unknown. */
   getEntity(id: string): Promise<GraphEntity | null>;
   /** Entities by ids (unknown ids are left out), in no particular order. */

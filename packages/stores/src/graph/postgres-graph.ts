@@ -322,6 +322,24 @@ export class PostgresGraphStore implements GraphStore {
     return r.rows.map((x) => this.toEntity(x));
   }
 
+  /** listEntities for several queries in one statement (a lateral query per query), answers in order. */
+  async listEntitiesMany(queries: readonly EntityQuery[]): Promise<GraphEntity[][]> {
+    if (queries.length === 0) return [];
+    const r = await this.guard(() =>
+      sql<EntityRow & { q: string | number }>`select q.i as q, ${ENTITY_COLUMNS}
+        from unnest(${queries.map((x) => x.channelId)}::text[], ${queries.map((x) => x.type ?? null)}::text[],
+          ${queries.map((x) => x.status ?? null)}::text[], ${queries.map((x) => Math.max(0, Math.floor(x.limit)))}::int[])
+          with ordinality as q(c, t, s, l, i)
+        cross join lateral (select * from graph_entities e where e.channel_id = q.c and (q.t is null or e.type = q.t)
+          and (q.s is null or (q.s = 'active') = (e.confidence >= ${this.threshold}::float8))
+          order by e.mention_count desc, e.name collate "C", e.id limit q.l) e
+        order by q.i, e.mention_count desc, e.name collate "C", e.id`.execute(this.db),
+    );
+    const out: GraphEntity[][] = queries.map(() => []);
+    for (const x of r.rows) out[Number(x.q) - 1]!.push(this.toEntity(x));
+    return out;
+  }
+
   /** The entity with this id, or null (also for an id that is not a UUID). */
   async getEntity(id: string): Promise<GraphEntity | null> {
     return (await this.getEntities([id]))[0] ?? null;

@@ -86,6 +86,10 @@ for (const { name, open } of testDatabases()) {
       expect(after.facts.get(b.factId)).toBe(before.facts.get(b.factId));
       expect(after.messages).toEqual(before.messages);
       expect(await store.sourceDigests(ch)).toEqual(after);
+      const other = freshChannelId();
+      const many = await store.sourceDigestsMany([ch, other]);
+      expect(many.get(ch)).toEqual(after);
+      expect(many.get(other)).toEqual({ channel: null, facts: new Map(), messages: new Map(), authors: new Map() });
     });
 
     it('replaces and reads a channel’s clusters', async () => {
@@ -305,6 +309,68 @@ for (const { name, open } of testDatabases()) {
         ),
       ).rejects.toMatchObject({ code: 'CONFLICT' });
       expect(await ids()).toEqual([]);
+    });
+
+    it('savePagesMany saves several channels in one transaction, each as savePages would; a deleted one is refused alone', async () => {
+      const [a, b, gone] = [freshChannelId(), freshChannelId(), freshChannelId()];
+      const wikiOf = (c: string, content: string) => ({
+        structure: { channel_id: c, pages: [{ id: 'overview' }] },
+        pages: [{ id: 'overview', title: 'Overview', content }],
+      });
+      const at = (d: number) => `2026-04-0${d}T00:00:00.000Z`;
+      for (const c of [a, b, gone])
+        await store.savePages(c, wikiOf(c, 'v1'), {
+          generatedAt: at(1),
+          model: 'm',
+          clusters: { replace: true, clusters: [cluster(c, 'k', ['f1'])] },
+          sources: { replace: true, upsert: [{ kind: 'fact', id: 'f1', digest: 'd1', body: { n: 1 } }], remove: [] },
+        });
+      await store.markStale(a, b, gone);
+      const seqs = await store.beginGenerations([b, a, gone]);
+      expect([...seqs.keys()].sort()).toEqual([a, b, gone].sort());
+      expect((await store.status(a)).is_generating).toBe(true);
+      await store.deleteChannel(gone, at(3));
+      const meta = (c: string) => ({
+        generatedAt: at(2),
+        model: 'm',
+        staleSeq: seqs.get(c)!,
+        sourceFingerprint: `fp-${c}`,
+        clusters: { replace: false as const, changed: [cluster(c, 'k2', ['f2'])], removedIds: ['k'] },
+        sources: {
+          replace: false,
+          upsert: [{ kind: 'fact' as const, id: 'f2', digest: 'd2', body: { n: 2 } }],
+          remove: [{ kind: 'fact', id: 'f1' }],
+        },
+      });
+      // b twice: saved one after the other.
+      const out = await store.savePagesMany([
+        { channelId: a, wiki: wikiOf(a, 'v2'), meta: meta(a) },
+        { channelId: gone, wiki: wikiOf(gone, 'v2'), meta: meta(gone) },
+        { channelId: b, wiki: wikiOf(b, 'v2'), meta: meta(b) },
+        { channelId: b, wiki: wikiOf(b, 'v3'), meta: { ...meta(b), generatedAt: at(3) } },
+      ]);
+      expect(out[0]).toMatchObject({ version_number: 2, channel_id: a, page_count: 1 });
+      expect(out[1]).toMatchObject({ code: 'CONFLICT' });
+      expect(out[2]).toMatchObject({ version_number: 2, channel_id: b });
+      expect(out[3]).toMatchObject({ version_number: 3, channel_id: b });
+      expect((await store.pages(a))[0]!.content).toBe('v2');
+      expect((await store.pages(b))[0]!.content).toBe('v3');
+      expect(await store.pageCount(gone)).toBe(0);
+      expect((await store.versions(b)).map((v) => [v.version_number, v.archived_at])).toEqual([
+        [3, null],
+        [2, at(3)],
+        [1, at(2)],
+      ]);
+      for (const c of [a, b]) {
+        expect((await store.clusters(c)).map((k) => k.id)).toEqual(['k2']);
+        expect((await store.sources(c)).map((r) => r.id)).toEqual(['f2']);
+        expect(await store.status(c)).toMatchObject({ is_generating: false, is_stale: false });
+      }
+      const current = await store.currentVersions([a, b, gone]);
+      expect(current.get(a)).toMatchObject({ version_number: 2, source_fingerprint: `fp-${a}` });
+      expect(current.get(b)).toMatchObject({ version_number: 3 });
+      expect(current.has(gone)).toBe(false);
+      expect(await store.currentVersion(b)).toEqual(current.get(b));
     });
 
     it('truncates', async () => {

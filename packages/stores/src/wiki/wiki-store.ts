@@ -101,7 +101,6 @@ export interface WikiSourceDigests {
 }
 
 const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string | Date).toISOString());
-const json = (v: unknown) => sql`${JSON.stringify(v)}::jsonb`;
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 const CHUNK = 100;
 
@@ -226,7 +225,9 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** Replaces all of the channel's clusters with `clusters` (an empty list removes them). */
   async replaceClusters(channelId: string, clusters: readonly StoredWikiCluster[]): Promise<void> {
-    await this.db.transaction().execute((trx) => writeClusters(trx, channelId, { replace: true, clusters }));
+    await this.db
+      .transaction()
+      .execute((trx) => writeClusters(trx, [{ channelId, meta: { clusters: { replace: true, clusters } } }]));
   }
 
   /**
@@ -240,100 +241,53 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   ): Promise<void> {
     await this.db
       .transaction()
-      .execute((trx) => writeClusters(trx, channelId, { replace: false, changed, removedIds }));
+      .execute((trx) =>
+        writeClusters(trx, [{ channelId, meta: { clusters: { replace: false, changed, removedIds } } }]),
+      );
   }
 
   /**
    * Saves a generated wiki as the channel's current pages and structure and as a new version (number = last + 1),
    * archiving the previous current version at `meta.generatedAt`; clears is_stale (unless marked again since
    * `meta.staleSeq`) and is_generating, and records the run in the state.
-   * Returns the new version's summary.
+   * Returns the new version's summary. Throws AtlasError CONFLICT when the channel's data was deleted after the
+   * generation started (see deleteChannel); nothing is saved then.
    */
   async savePages(
     channelId: string,
     wiki: { structure: S; pages: readonly P[] },
     meta: WikiSaveMeta,
   ): Promise<WikiVersionSummary> {
-    return this.db.transaction().execute(async (trx) => {
-      // Serialises concurrent saves of one channel: the upsert locks the channel's state row until commit.
-      await sql`insert into wiki_state (channel_id) values (${channelId})
-        on conflict (channel_id) do update set channel_id = excluded.channel_id`.execute(trx);
-      // The last version number, a deletion of the channel's data requested after this generation started, and the
-      // current pages' content hashes, in one round trip.
-      const head = await sql<{ n: number | null; deleted_at: unknown; current: unknown }>`select
-          (select max(version_number) from wiki_versions where channel_id = ${channelId}) as n,
-          (select max(requested_at) from wiki_channel_deletions where channel_id = ${channelId}
-            and requested_at > ${meta.generatedAt}::timestamptz) as deleted_at,
-          (select coalesce(json_agg(json_build_array(page_id, hash)), '[]'::json) from wiki_pages
-            where channel_id = ${channelId}) as current`.execute(trx);
-      const h = head.rows[0]!;
-      if (h.deleted_at != null)
-        throw new AtlasError(
-          'CONFLICT',
-          `the data of channel ${channelId} was deleted at ${iso(h.deleted_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
-          { details: { channel_id: channelId } },
-        );
-      const n = Number(h.n ?? 0) + 1;
-      // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
-      // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
-      const current = new Map(parsed<[string, string | null][]>(h.current) ?? []);
-      const unchanged = new Set(meta.unchangedPageIds ?? []);
-      const hashes = wiki.pages.map((p) => (unchanged.has(p.id) ? current.get(p.id) : null) ?? pageHash(p));
-      const ids = new Set(wiki.pages.map((p) => p.id));
-      const gone = [...current.keys()].filter((id) => !ids.has(id));
-      if (gone.length > 0)
-        await sql`delete from wiki_pages where channel_id = ${channelId} and page_id = any(${gone}::text[])`.execute(
-          trx,
-        );
-      const changed = wiki.pages.map((p, i) => ({ p, h: hashes[i]! })).filter(({ p, h }) => current.get(p.id) !== h);
-      for (let i = 0; i < changed.length; i += CHUNK) {
-        const chunk = changed.slice(i, i + CHUNK);
-        await sql`insert into wiki_pages (channel_id, page_id, page, updated_at, hash) values ${sql.join(
-          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, null, ${meta.generatedAt}::timestamptz, ${h})`),
-        )} on conflict (channel_id, page_id) do update set page = null, updated_at = excluded.updated_at,
-          hash = excluded.hash`.execute(trx);
-        await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
-          chunk.map(({ p, h }) => sql`(${channelId}, ${p.id}, ${h}, ${JSON.stringify(p)})`),
-        )} on conflict (channel_id, page_id, hash) do nothing`.execute(trx);
-      }
-      const snapshot = {
-        structure: wiki.structure,
-        page_refs: wiki.pages.map((p, i) => [p.id, hashes[i]!]),
-        metadata: meta.metadata ?? {},
-      };
-      // The previous version archived, the new one inserted, the structure and the state updated: one statement (the
-      // archiving update sees the table as it was before the insert).
-      await sql`with archived as (
-          update wiki_versions set archived_at = ${meta.generatedAt}::timestamptz
-          where channel_id = ${channelId} and archived_at is null returning 1
-        ), version as (
-          insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
-            metadata)
-          values (${channelId}, ${n}, ${meta.generatedAt}::timestamptz, null, ${wiki.pages.length}, ${meta.model},
-            ${JSON.stringify(snapshot)}, ${json(meta.metadata ?? {})}) returning 1
-        ), structure as (
-          insert into wiki_structures (channel_id, structure, updated_at)
-          values (${channelId}, ${JSON.stringify(wiki.structure)}, ${meta.generatedAt}::timestamptz)
-          on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at
-          returning 1
-        )
-        update wiki_state set is_generating = false, is_stale = ${
-          meta.staleSeq === undefined ? sql`false` : sql`(stale_seq <> ${meta.staleSeq})`
-        }, last_generated_at = ${meta.generatedAt}::timestamptz,
-          current_version = ${n}, last_duration_ms = ${meta.durationMs == null ? null : Math.round(meta.durationMs)},
-          source_fingerprint = ${meta.sourceFingerprint ?? null}
-        where channel_id = ${channelId}`.execute(trx);
-      if (meta.sources) await writeSources(trx, channelId, meta.sources);
-      if (meta.clusters) await writeClusters(trx, channelId, meta.clusters);
-      return {
-        version_number: n,
-        channel_id: channelId,
-        generated_at: iso(meta.generatedAt)!,
-        archived_at: null,
-        page_count: wiki.pages.length,
-        model: meta.model,
-      };
+    const [r] = await this.savePagesMany([{ channelId, wiki, meta }]);
+    if (r instanceof Error) throw r;
+    return r!;
+  }
+
+  /**
+   * savePages for several generations in one transaction, each statement covering all of them (a batched pass over
+   * the stale channels writes its wikis in about ten statements instead of ten per channel). Returns, in order, each
+   * item's new version summary, or the AtlasError CONFLICT of an item whose channel's data was deleted after its
+   * generation started (that item saves nothing; the others are saved). Any other failure rolls back every item and
+   * throws. The same channel twice: saved one after the other (versions n and n + 1), in the order given.
+   */
+  async savePagesMany(
+    items: readonly { channelId: string; wiki: { structure: S; pages: readonly P[] }; meta: WikiSaveMeta }[],
+  ): Promise<(WikiVersionSummary | AtlasError)[]> {
+    if (items.length === 0) return [];
+    // Rounds of distinct channels (a channel's second item sees its first one's version).
+    const rounds: number[][] = [];
+    const roundOf = new Map<string, number>();
+    items.forEach((it, i) => {
+      const r = (roundOf.get(it.channelId) ?? -1) + 1;
+      roundOf.set(it.channelId, r);
+      if (!rounds[r]) rounds[r] = [];
+      rounds[r]!.push(i);
     });
+    const out: (WikiVersionSummary | AtlasError)[] = new Array(items.length);
+    await this.db.transaction().execute(async (trx) => {
+      for (const round of rounds) await saveRound(trx, round, items, out);
+    });
+    return out;
   }
 
   /** The channel's current page `pageId`, or null. */
@@ -406,39 +360,53 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
    * (same database). Compared with the stored sources, they tell an incremental run what to read.
    */
   async sourceDigests(channelId: string): Promise<WikiSourceDigests> {
-    // One round trip and one value: [kind, id, value] rows of kind f (fact id, digest), m (message id, digest),
-    // a (author id, name), c (the channel), as JSON text (one value parses far faster than a row each on PGlite).
-    // A fact's supersessions are aggregated once per channel and joined (a subquery per fact cost twice as much).
-    const r = await sql<{ j: string }>`select coalesce(json_agg(json_build_array(x.k, x.id, x.v)), '[]')::text as j
-      from (select 'f' as k, m.id::text as id,
+    return (await this.sourceDigestsMany([channelId])).get(channelId)!;
+  }
+
+  /** sourceDigests of several channels in one query, by channel id (every channel asked for is in the map). */
+  async sourceDigestsMany(channelIds: readonly string[]): Promise<Map<string, WikiSourceDigests>> {
+    const ids = [...new Set(channelIds)];
+    const out = new Map<string, WikiSourceDigests>(
+      ids.map((id) => [id, { channel: null, facts: new Map(), messages: new Map(), authors: new Map() }]),
+    );
+    if (ids.length === 0) return out;
+    // One round trip and one value: [kind, channel, id, value] rows of kind f (fact id, digest), m (message id,
+    // digest), a (author id, name), c (the channel), as JSON text (one value parses far faster than a row each on
+    // PGlite). A fact's supersessions are aggregated once and joined (a subquery per fact cost twice as much).
+    const r = await sql<{ j: string }>`select coalesce(json_agg(json_build_array(x.k, x.c, x.id, x.v)), '[]')::text as j
+      from (select 'f' as k, m.channel_id as c, m.id::text as id,
         md5(concat_ws('|', m.memory_text,
         m.quality_score::text, m.importance, m.fact_type, array_to_string(m.topic_tags, ','),
         array_to_string(m.entity_tags, ','), m.author_name, m.message_ts::text, m.source_message_id, m.permalink,
         coalesce(m.superseded_by::text, ''), coalesce(sup.v, ''))) as v
       from memories m left join (select s.fact_id, string_agg(s.superseded_by::text || ':' || s.certain::text, ','
           order by s.invalid_at, s.superseded_by) as v
-        from fact_supersessions s join memories f on f.id = s.fact_id where f.channel_id = ${channelId}
+        from fact_supersessions s join memories f on f.id = s.fact_id where f.channel_id = any(${ids}::text[])
         group by s.fact_id) sup on sup.fact_id = m.id
-      where m.channel_id = ${channelId}
+      where m.channel_id = any(${ids}::text[])
       union all
-      select 'm', id, md5(concat_ws('|', content_hash, coalesce(edited_at::text, ''), author_name, ts::text,
+      select 'm', channel_id, id, md5(concat_ws('|', content_hash, coalesce(edited_at::text, ''), author_name, ts::text,
         attachments::text))
-      from messages where channel_id = ${channelId} and deleted_at is null
-      and id in (select source_message_id from memories where channel_id = ${channelId})
+      from messages where channel_id = any(${ids}::text[]) and deleted_at is null
+      and (channel_id, id) in (select channel_id, source_message_id from memories
+        where channel_id = any(${ids}::text[]))
       union all
-      select 'a', author_id, author_name from (select distinct on (author_id) author_id, author_name from messages
-        where channel_id = ${channelId} order by author_id, ts desc) authors
+      select 'a', channel_id, author_id, author_name from (select distinct on (channel_id, author_id) channel_id,
+        author_id, author_name from messages where channel_id = any(${ids}::text[])
+        order by channel_id, author_id, ts desc) authors
       union all
-      select 'c', id, json_build_array(name, platform)::text from channels where id = ${channelId}) x`.execute(this.db);
-    const rows = JSON.parse(r.rows[0]?.j ?? '[]') as [string, string, string][];
-    const out: WikiSourceDigests = { channel: null, facts: new Map(), messages: new Map(), authors: new Map() };
-    for (const [k, id, v] of rows) {
-      if (k === 'f') out.facts.set(id, v);
-      else if (k === 'm') out.messages.set(id, v);
-      else if (k === 'a') out.authors.set(id, v);
+      select 'c', id, id, json_build_array(name, platform)::text from channels
+      where id = any(${ids}::text[])) x`.execute(this.db);
+    const rows = JSON.parse(r.rows[0]?.j ?? '[]') as [string, string, string, string][];
+    for (const [k, c, id, v] of rows) {
+      const d = out.get(c);
+      if (!d) continue;
+      if (k === 'f') d.facts.set(id, v);
+      else if (k === 'm') d.messages.set(id, v);
+      else if (k === 'a') d.authors.set(id, v);
       else {
         const [name, platform] = JSON.parse(v) as [string, string];
-        out.channel = { id, name, platform };
+        d.channel = { id, name, platform };
       }
     }
     return out;
@@ -471,21 +439,33 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   async currentVersion(
     channelId: string,
   ): Promise<(WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }) | null> {
-    const v = await sql<VersionRow & { metadata: unknown; source_fingerprint: string | null }>`select v.version_number,
-        v.channel_id, v.generated_at, v.archived_at, v.page_count, v.model,
+    return (await this.currentVersions([channelId])).get(channelId) ?? null;
+  }
+
+  /** currentVersion of several channels in one query; channels without a version are absent from the map. */
+  async currentVersions(
+    channelIds: readonly string[],
+  ): Promise<
+    Map<string, WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }>
+  > {
+    const out = new Map<
+      string,
+      WikiVersionSummary & { metadata: Record<string, unknown>; source_fingerprint: string | null }
+    >();
+    if (channelIds.length === 0) return out;
+    const v = await sql<VersionRow & { metadata: unknown; source_fingerprint: string | null }>`select distinct on
+        (v.channel_id) v.version_number, v.channel_id, v.generated_at, v.archived_at, v.page_count, v.model,
         coalesce(v.metadata, v.snapshot::jsonb -> 'metadata') as metadata, st.source_fingerprint
       from wiki_versions v left join wiki_state st on st.channel_id = v.channel_id
-      where v.channel_id = ${channelId} and v.archived_at is null order by v.version_number desc limit 1`.execute(
-      this.db,
-    );
-    const x = v.rows[0];
-    return x
-      ? {
-          ...toSummary(x),
-          metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
-          source_fingerprint: x.source_fingerprint,
-        }
-      : null;
+      where v.channel_id = any(${[...new Set(channelIds)]}::text[]) and v.archived_at is null
+      order by v.channel_id, v.version_number desc`.execute(this.db);
+    for (const x of v.rows)
+      out.set(x.channel_id, {
+        ...toSummary(x),
+        metadata: parsed<Record<string, unknown>>(x.metadata) ?? {},
+        source_fingerprint: x.source_fingerprint,
+      });
+    return out;
   }
 
   /** The channel's generation state (all flags false / fields null for a channel never generated nor marked). */
@@ -547,10 +527,17 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
    * savePages clears is_generating; a run that does not save clears it with setGenerating(false).
    */
   async beginGeneration(channelId: string): Promise<number> {
-    const r = await sql<{ stale_seq: string | number }>`insert into wiki_state (channel_id, is_generating)
-      values (${channelId}, true) on conflict (channel_id) do update set is_generating = true
-      returning stale_seq`.execute(this.db);
-    return Number(r.rows[0]?.stale_seq ?? 0);
+    return (await this.beginGenerations([channelId])).get(channelId)!;
+  }
+
+  /** beginGeneration of several channels in one statement (in id order): their stale_seq by channel id. */
+  async beginGenerations(channelIds: readonly string[]): Promise<Map<string, number>> {
+    if (channelIds.length === 0) return new Map();
+    const r = await sql<{ channel_id: string; stale_seq: string | number }>`insert into wiki_state
+      (channel_id, is_generating) select id, true from unnest(${[...new Set(channelIds)].sort()}::text[]) as t(id)
+      order by id on conflict (channel_id) do update set is_generating = true
+      returning channel_id, stale_seq`.execute(this.db);
+    return new Map(r.rows.map((x) => [x.channel_id, Number(x.stale_seq ?? 0)]));
   }
 
   /** Sets the channel's is_generating flag. */
@@ -560,22 +547,151 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   }
 }
 
-/** Writes clusters inside a transaction: all of the channel's (replace), or the changed ones and the removals. */
+/** One generation savePagesMany writes. */
+type SaveItem<P, S> = { channelId: string; wiki: { structure: S; pages: readonly P[] }; meta: WikiSaveMeta };
+
+/**
+ * Writes the items `idx` of savePagesMany (distinct channels) inside its transaction: every statement covers all of
+ * them. Fills `out[i]` with the new version's summary, or the CONFLICT error of a channel deleted since its generation
+ * started (nothing of that item is written).
+ */
+async function saveRound<P extends { id: string }, S>(
+  trx: Kysely<unknown>,
+  idx: readonly number[],
+  items: readonly SaveItem<P, S>[],
+  out: (WikiVersionSummary | AtlasError)[],
+): Promise<void> {
+  const ids = idx.map((i) => items[i]!.channelId);
+  // Serialises concurrent saves of these channels: the upsert locks their state rows until commit (in id order, so
+  // two batches over overlapping channels cannot deadlock).
+  await sql`insert into wiki_state (channel_id) select id from unnest(${[...ids].sort()}::text[]) as t(id) order by id
+    on conflict (channel_id) do update set channel_id = excluded.channel_id`.execute(trx);
+  // Per channel: the last version number, a deletion of its data requested after this generation started, and the
+  // current pages' content hashes, in one round trip.
+  const head = await sql<{ c: string; n: number | null; deleted_at: unknown; current: unknown }>`select t.c,
+      (select max(version_number) from wiki_versions where channel_id = t.c) as n,
+      (select max(requested_at) from wiki_channel_deletions where channel_id = t.c
+        and requested_at > t.g::timestamptz) as deleted_at,
+      (select coalesce(json_agg(json_build_array(page_id, hash)), '[]'::json) from wiki_pages
+        where channel_id = t.c) as current
+    from unnest(${ids}::text[], ${idx.map((i) => items[i]!.meta.generatedAt)}::text[]) as t(c, g)`.execute(trx);
+  const heads = new Map(head.rows.map((h) => [h.c, h]));
+  const gone: { c: string; p: string }[] = [];
+  const pageRows: { c: string; p: P; h: string; at: string }[] = [];
+  const versions: { i: number; n: number; hashes: string[] }[] = [];
+  for (const i of idx) {
+    const { channelId, wiki, meta } = items[i]!;
+    const h = heads.get(channelId)!;
+    if (h.deleted_at != null) {
+      out[i] = new AtlasError(
+        'CONFLICT',
+        `the data of channel ${channelId} was deleted at ${iso(h.deleted_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
+        { details: { channel_id: channelId } },
+      );
+      continue;
+    }
+    // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
+    // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
+    const current = new Map(parsed<[string, string | null][]>(h.current) ?? []);
+    const unchanged = new Set(meta.unchangedPageIds ?? []);
+    const hashes = wiki.pages.map((p) => (unchanged.has(p.id) ? current.get(p.id) : null) ?? pageHash(p));
+    const pageIds = new Set(wiki.pages.map((p) => p.id));
+    for (const id of current.keys()) if (!pageIds.has(id)) gone.push({ c: channelId, p: id });
+    wiki.pages.forEach((p, k) => {
+      if (current.get(p.id) !== hashes[k]) pageRows.push({ c: channelId, p, h: hashes[k]!, at: meta.generatedAt });
+    });
+    versions.push({ i, n: Number(h.n ?? 0) + 1, hashes });
+  }
+  if (versions.length === 0) return;
+  if (gone.length > 0)
+    await sql`delete from wiki_pages p using unnest(${gone.map((g) => g.c)}::text[], ${gone.map((g) => g.p)}::text[])
+      as t(c, p) where p.channel_id = t.c and p.page_id = t.p`.execute(trx);
+  for (let k = 0; k < pageRows.length; k += CHUNK) {
+    const chunk = pageRows.slice(k, k + CHUNK);
+    await sql`insert into wiki_pages (channel_id, page_id, page, updated_at, hash) values ${sql.join(
+      chunk.map(({ c, p, h, at }) => sql`(${c}, ${p.id}, null, ${at}::timestamptz, ${h})`),
+    )} on conflict (channel_id, page_id) do update set page = null, updated_at = excluded.updated_at,
+      hash = excluded.hash`.execute(trx);
+    await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
+      chunk.map(({ c, p, h }) => sql`(${c}, ${p.id}, ${h}, ${JSON.stringify(p)})`),
+    )} on conflict (channel_id, page_id, hash) do nothing`.execute(trx);
+  }
+  // The previous versions archived, the new ones inserted, the structures and the states updated: one statement (the
+  // archiving update sees the table as it was before the insert).
+  const rows = versions.map(({ i, n, hashes }) => {
+    const { channelId, wiki, meta } = items[i]!;
+    const snapshot = {
+      structure: wiki.structure,
+      page_refs: wiki.pages.map((p, k) => [p.id, hashes[k]!]),
+      metadata: meta.metadata ?? {},
+    };
+    return sql`(${channelId}::text, ${n}::int, ${meta.generatedAt}::timestamptz, ${wiki.pages.length}::int,
+      ${meta.model}::text, ${JSON.stringify(snapshot)}::text, ${JSON.stringify(meta.metadata ?? {})}::jsonb,
+      ${JSON.stringify(wiki.structure)}::text, ${meta.staleSeq ?? null}::bigint,
+      ${meta.durationMs == null ? null : Math.round(meta.durationMs)}::int, ${meta.sourceFingerprint ?? null}::text)`;
+  });
+  await sql`with v (channel_id, n, generated_at, page_count, model, snapshot, metadata, structure, stale_seq,
+      duration_ms, fingerprint) as (values ${sql.join(rows)}),
+    archived as (
+      update wiki_versions w set archived_at = v.generated_at from v
+      where w.channel_id = v.channel_id and w.archived_at is null returning 1
+    ), version as (
+      insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
+        metadata)
+      select channel_id, n, generated_at, null, page_count, model, snapshot, metadata from v returning 1
+    ), structure as (
+      insert into wiki_structures (channel_id, structure, updated_at)
+      select channel_id, structure, generated_at from v
+      on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at
+      returning 1
+    )
+    update wiki_state s set is_generating = false,
+      is_stale = case when v.stale_seq is null then false else s.stale_seq <> v.stale_seq end,
+      last_generated_at = v.generated_at, current_version = v.n, last_duration_ms = v.duration_ms,
+      source_fingerprint = v.fingerprint
+    from v where s.channel_id = v.channel_id`.execute(trx);
+  const saved = versions.map(({ i }) => items[i]!);
+  await writeSources(trx, saved);
+  await writeClusters(trx, saved);
+  for (const { i, n } of versions) {
+    const { channelId, wiki, meta } = items[i]!;
+    out[i] = {
+      version_number: n,
+      channel_id: channelId,
+      generated_at: iso(meta.generatedAt)!,
+      archived_at: null,
+      page_count: wiki.pages.length,
+      model: meta.model,
+    };
+  }
+}
+
+/**
+ * Writes the items' clusters inside savePages' transaction: all of a channel's (replace), or the changed ones and
+ * the removals; one statement per kind of change over all items.
+ */
 async function writeClusters(
   trx: Kysely<unknown>,
-  channelId: string,
-  w: NonNullable<WikiSaveMeta['clusters']>,
+  items: readonly { channelId: string; meta: Pick<WikiSaveMeta, 'clusters'> }[],
 ): Promise<void> {
-  const upsert = w.replace ? w.clusters : w.changed;
-  if (w.replace) await sql`delete from wiki_clusters where channel_id = ${channelId}`.execute(trx);
-  else if (w.removedIds.length > 0)
-    await sql`delete from wiki_clusters where channel_id = ${channelId}
-      and id = any(${[...w.removedIds]}::text[])`.execute(trx);
+  const replaced = items.filter((it) => it.meta.clusters?.replace).map((it) => it.channelId);
+  if (replaced.length > 0)
+    await sql`delete from wiki_clusters where channel_id = any(${replaced}::text[])`.execute(trx);
+  const removed = items.flatMap(({ channelId, meta }) =>
+    meta.clusters && !meta.clusters.replace ? meta.clusters.removedIds.map((id) => ({ c: channelId, id })) : [],
+  );
+  if (removed.length > 0)
+    await sql`delete from wiki_clusters w using unnest(${removed.map((r) => r.c)}::text[],
+      ${removed.map((r) => r.id)}::text[]) as t(c, id) where w.channel_id = t.c and w.id = t.id`.execute(trx);
+  const upsert = items.flatMap(({ channelId, meta }) => {
+    const w = meta.clusters;
+    return (w ? (w.replace ? w.clusters : w.changed) : []).map((c) => ({ channelId, c }));
+  });
   for (let i = 0; i < upsert.length; i += CHUNK) {
     const values = upsert
       .slice(i, i + CHUNK)
       .map(
-        (c) =>
+        ({ channelId, c }) =>
           sql`(${channelId}, ${c.id}, null, ${centroidText(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
       );
     await sql`insert into wiki_clusters (channel_id, id, centroid, centroid_f32, member_ids, coherence, parent_id,
@@ -586,22 +702,27 @@ async function writeClusters(
   }
 }
 
-/** Applies savePages' meta.sources inside its transaction. */
+/** Applies the items' meta.sources inside savePages' transaction, one statement per kind of change over all items. */
 async function writeSources(
   trx: Kysely<unknown>,
-  channelId: string,
-  sources: NonNullable<WikiSaveMeta['sources']>,
+  items: readonly { channelId: string; meta: WikiSaveMeta }[],
 ): Promise<void> {
-  if (sources.replace) await sql`delete from wiki_sources where channel_id = ${channelId}`.execute(trx);
-  for (const kind of new Set(sources.remove.map((r) => r.kind))) {
-    const ids = sources.remove.filter((r) => r.kind === kind).map((r) => r.id);
-    await sql`delete from wiki_sources where channel_id = ${channelId} and kind = ${kind}
-      and id = any(${ids}::text[])`.execute(trx);
-  }
-  for (let i = 0; i < sources.upsert.length; i += CHUNK * 5) {
-    const chunk = sources.upsert.slice(i, i + CHUNK * 5);
+  const replaced = items.filter((it) => it.meta.sources?.replace).map((it) => it.channelId);
+  if (replaced.length > 0) await sql`delete from wiki_sources where channel_id = any(${replaced}::text[])`.execute(trx);
+  const removed = items.flatMap(({ channelId, meta }) =>
+    (meta.sources?.remove ?? []).map((r) => ({ c: channelId, k: r.kind, id: r.id })),
+  );
+  if (removed.length > 0)
+    await sql`delete from wiki_sources s using unnest(${removed.map((r) => r.c)}::text[],
+      ${removed.map((r) => r.k)}::text[], ${removed.map((r) => r.id)}::text[]) as t(c, k, id)
+      where s.channel_id = t.c and s.kind = t.k and s.id = t.id`.execute(trx);
+  const upsert = items.flatMap(({ channelId, meta }) => (meta.sources?.upsert ?? []).map((r) => ({ channelId, r })));
+  for (let i = 0; i < upsert.length; i += CHUNK * 5) {
+    const chunk = upsert.slice(i, i + CHUNK * 5);
     await sql`insert into wiki_sources (channel_id, kind, id, digest, body) values ${sql.join(
-      chunk.map((r) => sql`(${channelId}, ${r.kind}, ${r.id}, ${r.digest}, ${JSON.stringify(r.body ?? null)})`),
+      chunk.map(
+        ({ channelId, r }) => sql`(${channelId}, ${r.kind}, ${r.id}, ${r.digest}, ${JSON.stringify(r.body ?? null)})`,
+      ),
     )} on conflict (channel_id, kind, id) do update set digest = excluded.digest, body = excluded.body`.execute(trx);
   }
 }
