@@ -2,14 +2,16 @@
  * `npm run bench:wiki`: wiki generation on real data. Imports the slack-clojurians-2018-02 export (by path) into a fresh
  * in-memory runtime with the default (local) embeddings EXCEPT its last day, generates the full wiki of every channel
  * (time, RSS and heap delta per channel), then imports the last day: the wiki projector marks the channels whose
- * knowledge changed stale, and the incremental generation runs for those (what the scheduler does after a sync), through
- * the runtime's WikiGenerator as the scheduler runs it (its cache holds the sources, clusters and pages of the runs
- * before: a long-lived process).
- * Finally a full rebuild of every channel on the final data (the daily rebuild) gives the side-by-side baseline.
+ * knowledge changed stale, and the incremental generation runs for those: the scheduler's pass (WikiGenerator.generateStale:
+ * the stale channels together, their store calls batched), through the runtime's WikiGenerator (its cache holds the
+ * sources, clusters and pages of the runs before: a long-lived process).
+ * Finally a full rebuild of every channel on the final data (the daily rebuild, one channel after the other) gives the
+ * side-by-side baseline.
  * Prints one row per channel for the 5 busiest (by facts) and a total row over all channels: facts (after the last
- * day, +new), clusters, mean coherence, share of facts assigned, pages, full ms (final data), incremental ms (0: not
- * stale, not run), their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version,
- * kept pages included), and the first full run's RSS / heap delta in MB; then phase totals.
+ * day, +new), clusters, mean coherence, share of facts assigned, pages, full ms (final data), incremental ms (`in
+ * pass`: run in the pass, whose channels overlap; 0: not stale, not run; total row: walls of the rebuild and of the
+ * pass), their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version, kept pages
+ * included), and the first full run's RSS / heap delta in MB; then phase totals.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -96,15 +98,15 @@ console.log(
 );
 // The channels the wiki projector marked stale: what the scheduler regenerates once the projectors are idle.
 const stale = new Set(await wiki.staleChannels());
+// The scheduler's pass: every stale channel together (generateStale), their store calls batched.
 const incrStart = performance.now();
-await profiled('incremental', async () => {
-  for (const id of stale) {
-    const incr = await generator.generate(id, 'incremental', new Date(`${lastDay}T23:59:59Z`));
-    const row = rows.get(id);
-    if (row) row.incr = incr;
-  }
-});
+const pass = await profiled('incremental', () => generator.generateStale(new Date(`${lastDay}T23:59:59Z`)));
 const incrWall = performance.now() - incrStart;
+for (const f of pass.failed) console.log(`  incremental of ${f.channelId} failed: ${f.error}`);
+for (const r of pass.results) {
+  const row = rows.get(r.channelId);
+  if (row) row.incr = r;
+}
 // The daily rebuild of the final data: the baseline, side by side.
 const full2Start = performance.now();
 await profiled('full', async () => {
@@ -152,7 +154,7 @@ const fmt = (r: {
   r.assigned.toFixed(3),
   String(r.pages),
   String(Math.round(r.fullMs)),
-  String(Math.round(r.incrMs)),
+  r.incrMs < 0 ? 'in pass' : String(Math.round(r.incrMs)),
   r.incrMs > 0 ? (r.fullMs / r.incrMs).toFixed(1) : '-',
   `${r.rebuilt}/${r.pages} (${r.because.touched}+${r.because.moved - r.renumbered}+${r.because.stale}), ${r.renumbered}`,
   `${r.verified}/${r.total}`,
@@ -169,7 +171,8 @@ const lines = busiest.map((r) =>
     assigned: r.incr.stats.assignedShare,
     pages: r.incr.pages,
     fullMs: r.full.durationMs,
-    incrMs: r.incr.durationMs,
+    // The stale channels run together: a channel's own time is not separable from the pass.
+    incrMs: stale.has(r.id) ? -1 : 0,
     rebuilt: r.incr.pagesRebuilt,
     renumbered: r.incr.renumberedPageIds.length,
     because: r.incr.rebuiltBecause,
@@ -195,8 +198,8 @@ lines.push(
         sum((r) => r.incr.factsWithVectors),
       ),
     pages: sum((r) => r.incr.pages),
-    fullMs: sum((r) => r.full.durationMs),
-    incrMs: sum((r) => r.incr.durationMs),
+    fullMs: fullWall,
+    incrMs: incrWall,
     rebuilt: sum((r) => r.incr.pagesRebuilt),
     renumbered: sum((r) => r.incr.renumberedPageIds.length),
     because: {
@@ -239,12 +242,13 @@ const phases = (k: 'full' | 'incr') =>
   (['read', 'cluster', 'render', 'save'] as const)
     .map((p) => `${p} ${Math.round(sum((r) => r[k].phasesMs[p]))}`)
     .join(', ');
-console.log(`phases ms (all channels): full: ${phases('full')}; incremental: ${phases('incr')}`);
+console.log(
+  `phases ms (all channels): full: ${phases('full')} (incremental: the runs of the pass overlap, phases not separable)`,
+);
 const ran = all.filter((r) => stale.has(r.id));
 const cf = ran.reduce((t, r) => t + r.full.durationMs, 0);
-const ci = ran.reduce((t, r) => t + r.incr.durationMs, 0);
 console.log(
-  `the ${ran.length} stale channels alone: full ${Math.round(cf)} ms, incremental ${Math.round(ci)} ms (${(cf / Math.max(1, ci)).toFixed(1)}x)`,
+  `the ${ran.length} stale channels alone: full ${Math.round(cf)} ms (their runs in the rebuild), incremental pass ${Math.round(incrWall)} ms (${(cf / Math.max(1, incrWall)).toFixed(1)}x)`,
 );
 console.log(
   `citations: first full ${sum((r) => r.first.citations.verified)}/${sum((r) => r.first.citations.total)}, ` +

@@ -208,6 +208,8 @@ export interface WikiGenerateOptions {
 
 /** What one generation did. */
 export interface WikiGenerateResult {
+  /** The channel generated. */
+  channelId: string;
   /** `incremental` falls back to `full` when the channel has no stored clusters or pages. */
   mode: 'full' | 'incremental';
   /**
@@ -246,9 +248,12 @@ export interface WikiGenerateResult {
    * stands in with its new section number (a new revision; pagesKept does not count them).
    */
   renumberedPageIds: string[];
-  /** Wall time per phase, ms: read the stores, cluster, render + check citations, save. */
+  /**
+   * Wall time per phase, ms: read the stores, cluster, render + check citations, save. Runs made together
+   * (WikiGenerator.generateStale through batchedDeps) overlap: their phases include the waits for the shared calls.
+   */
   phasesMs: { read: number; cluster: number; render: number; save: number };
-  /** Wall time of the whole run, ms. */
+  /** Wall time of the whole run, ms (runs made together: from its start to its save, the others' work included). */
   durationMs: number;
 }
 
@@ -307,7 +312,7 @@ export async function generateChannelWiki(
       if (staleSeq !== undefined) await deps.wiki.clearStale?.(channelId, staleSeq);
       if (begun) await deps.wiki.setGenerating(channelId, false);
       const ms = Math.round(performance.now() - started);
-      return { ...unchanged, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
+      return { ...unchanged, channelId, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
     }
   }
   const snap = indexSources(opts.mode === 'incremental' ? await deps.wiki.sources(channelId) : []);
@@ -539,6 +544,7 @@ export async function generateChannelWiki(
     );
     saved = true;
     return {
+      channelId,
       mode,
       version: version.version_number,
       pagesRebuilt: rebuilt.length,
@@ -829,7 +835,7 @@ async function unchangedResult(
   wiki: WikiSink,
   channelId: string,
   current: { version_number: number; page_count: number; metadata: Record<string, unknown> },
-): Promise<Omit<WikiGenerateResult, 'durationMs'> | null> {
+): Promise<Omit<WikiGenerateResult, 'durationMs' | 'channelId'> | null> {
   const m = current.metadata as {
     facts?: number;
     facts_with_vectors?: number;
