@@ -252,6 +252,62 @@ const sim = (a: readonly number[], b: readonly number[], m?: readonly number[]):
   return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
 };
 
+/**
+ * sim(v, mean of a's members, m) for many (v, a) pairs around one mean `m`, without allocating per pair: each vector's centred
+ * form and squared norm are computed once (for the last v seen), and each cluster's centred mean once until the
+ * cluster changes (addTo replaces acc.cluster, which keys the cache). The same operations in the same order as sim,
+ * so bitwise the same value.
+ */
+const centredSim = (m: readonly number[]): ((v: readonly number[], a: Acc) => number) => {
+  const means = new Map<TopicCluster, { y: number[]; bb: number }>();
+  let last: readonly number[] | null = null;
+  let x: number[] = [];
+  let aa = 0;
+  return (v, a) => {
+    if (v !== last) {
+      last = v;
+      x = new Array<number>(v.length);
+      aa = 0;
+      for (let i = 0; i < v.length; i++) {
+        const xi = v[i]! - m[i]!;
+        x[i] = xi;
+        aa += xi * xi;
+      }
+    }
+    let c = means.get(a.cluster);
+    if (!c) {
+      const n = a.cluster.member_ids.length;
+      const y = new Array<number>(a.sum.length);
+      let bb = 0;
+      for (let i = 0; i < a.sum.length; i++) {
+        const yi = a.sum[i]! / n - m[i]!;
+        y[i] = yi;
+        bb += yi * yi;
+      }
+      c = { y, bb };
+      means.set(a.cluster, c);
+    }
+    let ab = 0;
+    for (let i = 0; i < x.length; i++) ab += x[i]! * c.y[i]!;
+    return aa === 0 || c.bb === 0 ? 0 : ab / Math.sqrt(aa * c.bb);
+  };
+};
+
+/** centredSim per channel mean, made on first use. */
+const centredSims = (means: ReadonlyMap<string, number[]> | undefined) => {
+  const sims = new Map<string, (v: readonly number[], a: Acc) => number>();
+  return (channelId: string): ((v: readonly number[], a: Acc) => number) | undefined => {
+    const m = means?.get(channelId);
+    if (!m) return undefined;
+    let f = sims.get(channelId);
+    if (!f) {
+      f = centredSim(m);
+      sims.set(channelId, f);
+    }
+    return f;
+  };
+};
+
 /** Mean of a cluster's unit member vectors (not unit length): centroid * coherence. */
 const meanOf = (c: TopicCluster): number[] => c.centroid.map((x) => x * c.coherence);
 
@@ -316,9 +372,6 @@ const addTo = (acc: Acc, id: string, v: readonly number[]): void => {
     coherence: len / n,
   };
 };
-
-/** Mean of the cluster's unit member vectors. */
-const accMean = (acc: Acc): number[] => acc.sum.map((x) => x / acc.cluster.member_ids.length);
 
 /** Coherence a cluster would have after taking `v` (without changing it). */
 const coherenceWith = (acc: Acc, v: readonly number[]): number => {
@@ -391,14 +444,15 @@ export function assignFacts(
         ...fresh.map((f) => ({ channel_id: f.channel_id, sum: f.vector, n: 1 })),
       ])
     : undefined;
+  const simOf = centredSims(means);
   for (const f of fresh) {
     const v = f.vector;
-    const m = means?.get(f.channel_id);
+    const simTo = simOf(f.channel_id);
     let best: Acc | undefined;
     let bestCos = Number.NEGATIVE_INFINITY;
     for (const a of accs) {
       if (a.cluster.channel_id !== f.channel_id || a.cluster.member_ids.length === 0) continue;
-      const c = m ? sim(v, accMean(a), m) : dot(v, a.cluster.centroid);
+      const c = simTo ? simTo(v, a) : dot(v, a.cluster.centroid);
       if (c > bestCos) {
         bestCos = c;
         best = a;
@@ -586,16 +640,17 @@ export function healthPass(
       (x, y) => x.cluster.member_ids.length - y.cluster.member_ids.length || (x.cluster.id < y.cluster.id ? -1 : 1),
     );
   const targets = accs.filter((a) => a.cluster.member_ids.length >= params.minSize);
+  const simOf = centredSims(means);
   for (const t of tiny) {
     const stay: string[] = [];
     for (const m of t.cluster.member_ids) {
       const v = vecs.get(m) as number[];
-      const mean = means?.get(t.cluster.channel_id);
+      const simTo = simOf(t.cluster.channel_id);
       let best: Acc | undefined;
       let bestCos = params.foldThreshold;
       for (const a of targets) {
         if (a.cluster.channel_id !== t.cluster.channel_id || a.cluster.member_ids.length >= params.maxSize) continue;
-        const c = mean ? sim(v, accMean(a), mean) : dot(v, a.cluster.centroid);
+        const c = simTo ? simTo(v, a) : dot(v, a.cluster.centroid);
         if (c >= bestCos && coherenceWith(a, v) >= params.minCoherence) {
           bestCos = c;
           best = a;

@@ -90,11 +90,18 @@ const SLOW_WORDS = new Set([...ARCHITECTURE_WORDS, ...POLICY_WORDS]);
  */
 export function isSlowDecay(fact: Pick<WikiFact, 'fact_type' | 'topic_tags' | 'entity_tags'>): boolean {
   if (fact.fact_type === 'decision') return true;
+  // Memoised per fact object (a fact's tags do not change; the generator hands the same objects to run after run).
+  const known = SLOW_TAGS.get(fact);
+  if (known !== undefined) return known;
+  let slow = false;
   for (const tag of [...fact.topic_tags, ...fact.entity_tags]) {
-    for (const word of tag.toLowerCase().split(/[\s\-_/.]+/)) if (SLOW_WORDS.has(word)) return true;
+    for (const word of tag.toLowerCase().split(/[\s\-_/.]+/)) if (SLOW_WORDS.has(word)) slow = true;
+    if (slow) break;
   }
-  return false;
+  SLOW_TAGS.set(fact, slow);
+  return slow;
 }
+const SLOW_TAGS = new WeakMap<object, boolean>();
 
 /**
  * Recency factor in (0, 1]: 0.5^(age / half-life), age in days from message_ts to now (a fact dated
