@@ -327,7 +327,10 @@ export const openRuntime = async (cfg: Config, logOptions: EmbeddedLogOptions = 
           graph,
           wiki,
           // Channel settings: wiki_enabled off keeps the scheduler's passes away from the channel.
-          wikiEnabled: async (channelId) => (await documents.channelSettings(channelId))?.wiki_enabled !== false,
+          wikiEnabledMany: async (channelIds) => {
+            const settings = await documents.channelSettingsMany(channelIds);
+            return channelIds.map((id) => settings.get(id)?.wiki_enabled !== false);
+          },
           // The quality tier writes topic summaries (through its chain: primary → secondary, breakers).
           summarizer: llm.quality
             ? completionSummarizer(cfg.LLM_QUALITY_MODEL, async (messages) => {

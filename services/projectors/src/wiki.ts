@@ -96,27 +96,31 @@ export const STALE_BATCH = 64;
 export class WikiGenerator {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore };
-  private readonly wikiEnabled: (channelId: string) => Promise<boolean>;
+  private readonly wikiEnabledMany: (channelIds: readonly string[]) => Promise<boolean[]>;
 
   /**
-   * `deps.wikiEnabled`: whether a channel's settings allow wiki generation (spec "Channel settings" wiki_enabled;
-   * default: always). The scheduler's passes (generateStale, rebuild) skip the channels it says no for; a stale one
-   * stays stale, so turning the setting on again regenerates it.
+   * `deps.wikiEnabledMany`: for each channel, in order, whether its settings allow wiki generation (spec "Channel
+   * settings" wiki_enabled; default: always), read for all of a pass's channels at once. The scheduler's passes
+   * (generateStale, rebuild) skip the channels it says no for; a stale one stays stale, so turning the setting on
+   * again regenerates it.
    */
   constructor(
-    deps: WikiGenerateDeps & { wiki: WikiGeneratorStore; wikiEnabled?: (channelId: string) => Promise<boolean> },
+    deps: WikiGenerateDeps & {
+      wiki: WikiGeneratorStore;
+      wikiEnabledMany?: (channelIds: readonly string[]) => Promise<boolean[]>;
+    },
   ) {
-    const { wikiEnabled, ...rest } = deps;
+    const { wikiEnabledMany, ...rest } = deps;
     const batched = batchedDeps(rest);
     this.deps = { ...batched, wiki: cachedWikiSink(batched.wiki), authorSums: new Map() };
-    this.wikiEnabled = wikiEnabled ?? (async () => true);
+    this.wikiEnabledMany = wikiEnabledMany ?? (async (ids) => ids.map(() => true));
   }
 
   /** The channels of `channelIds` whose settings allow wiki generation, in order. */
   private async enabled(channelIds: readonly string[]): Promise<string[]> {
-    const out: string[] = [];
-    for (const c of channelIds) if (await this.wikiEnabled(c)) out.push(c);
-    return out;
+    if (channelIds.length === 0) return [];
+    const ok = await this.wikiEnabledMany(channelIds);
+    return channelIds.filter((_, i) => ok[i]);
   }
 
   /**

@@ -216,6 +216,15 @@ for (const { name, open } of testDatabases()) {
       expect(await store.applyChannelSettings(ch, settings)).toBe(true);
       await store.upsertChannel(channelEvent(ch), new Date()); // a later ChannelDiscovered keeps them
       expect(await store.channelSettings(ch)).toEqual(settings);
+      const other = freshChannelId();
+      await store.upsertChannel(channelEvent(other), new Date());
+      expect(await store.channelSettingsMany([ch, other, freshChannelId()])).toEqual(
+        new Map([
+          [ch, settings],
+          [other, DEFAULT_CHANNEL_SETTINGS],
+        ]),
+      );
+      expect(await store.channelSettingsMany([])).toEqual(new Map());
       expect((await store.getChannel(ch))?.settings).toEqual({
         sync_enabled: true,
         wiki_enabled: true,

@@ -300,6 +300,13 @@ export class KyselyDocumentStore implements DocumentStore {
     return row ? settingsOf(row.settings as Record<string, unknown>) : null;
   }
 
+  async channelSettingsMany(channelIds: readonly string[]): Promise<Map<string, ChannelSettings>> {
+    const ids = [...new Set(channelIds)];
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('channels').select(['id', 'settings']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, settingsOf(r.settings as Record<string, unknown>)]));
+  }
+
   async channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]> {
     const rows = await this.db
       .selectFrom('channels')

@@ -159,6 +159,8 @@ export interface DocumentStore {
    * null when the channel is unknown.
    */
   channelSettings(channelId: string): Promise<ChannelSettings | null>;
+  /** channelSettings of several channels in one read, by channel id (unknown channels are absent). */
+  channelSettingsMany(channelIds: readonly string[]): Promise<Map<string, ChannelSettings>>;
   /** Channels whose retention_days is set, with it (for the retention pass). */
   channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]>;
   /** Up to `limit` live messages of a channel older than `before` (ISO 8601 message time), oldest first. */
