@@ -480,6 +480,48 @@ describe('renderChannelWiki (handcrafted)', () => {
     expect(titleWorthy('/usr/local/bin/lein')).toBe(false);
     expect(titleWorthy('1.9')).toBe(false);
     expect(titleWorthy('core.async')).toBe(true);
+    expect(titleWorthy('b/c')).toBe(false);
+    expect(titleWorthy('and/or')).toBe(false);
+    expect(titleWorthy('clojure/clojurescript')).toBe(true);
+  });
+
+  it('a loose topic whose tags are each on one fact is titled by a named thing, not by its odd topic word', () => {
+    const msg = (id: string, text: string) => ({ ...msgAt(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    const f = (id: string, tags: string[], entities: string[]) => ({
+      ...fact(id, msg(`m${id}`, `Note ${id} on the build`), `Note ${id}.`, tags),
+      entity_tags: entities,
+    });
+    // Every tag is on one fact: `badgering` (a topic word, rarer in the channel) used to win over `Nexus`.
+    const loose = [f('x1', ['badgering'], ['Nexus']), f('x2', ['connection'], []), f('x3', ['lag'], [])];
+    const other = [f('y1', ['nexus', 'upgrade'], []), f('y2', ['upgrade'], [])];
+    const all = [...loose, ...other];
+    const { structure } = renderChannelWiki({
+      ...input([cluster('l', loose), cluster('o', other)]),
+      facts: all,
+      messages: new Map(all.map((x) => [x.source_message_id, msg(x.source_message_id, x.memory_text)])),
+    });
+    const titles = structure.pages.find((n) => n.id === 'topics')!.children.map((n) => n.title);
+    expect(titles).toEqual(['Nexus', 'Upgrade']);
+  });
+
+  it('a second topic with the same title takes a named thing of one of its facts before a number', () => {
+    const msg = (id: string, text: string) => ({ ...msgAt(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    const f = (id: string, tags: string[], entities: string[] = []) => ({
+      ...fact(id, msg(`m${id}`, `Note ${id} on the build`), `Note ${id}.`, tags),
+      entity_tags: entities,
+    });
+    const a = [f('a1', ['leiningen']), f('a2', ['leiningen']), f('a3', ['leiningen'])];
+    const b = [f('b1', ['leiningen'], ['CIDER', 'getName']), f('b2', ['leiningen'])];
+    const c = [f('c1', ['leiningen'], ['getName']), f('c2', ['leiningen'])];
+    const all = [...a, ...b, ...c];
+    const { structure } = renderChannelWiki({
+      ...input([cluster('a', a), cluster('b', b), cluster('c', c)]),
+      facts: all,
+      messages: new Map(all.map((x) => [x.source_message_id, msg(x.source_message_id, x.memory_text)])),
+    });
+    const titles = structure.pages.find((n) => n.id === 'topics')!.children.map((n) => n.title);
+    // A code identifier (`getName`) is no second tag: the third one gets a number.
+    expect(titles).toEqual(['Leiningen', 'Leiningen and CIDER', 'Leiningen (2)']);
   });
 
   it("a topic's summary says what else it covers and who speaks in it, then cites its best short key fact", () => {

@@ -520,6 +520,8 @@ export function titleWorthy(key: string): boolean {
     !k.startsWith('/') &&
     !/^[a-z][a-z0-9+.-]*:\/\//i.test(k) &&
     !/^[\d\s.,:/-]+$/.test(k) &&
+    // Abbreviations written with a slash (`b/c`, `and/or`, `w/o`) are not subjects.
+    !/^[a-z]{1,3}\/[a-z]{1,3}$/i.test(k) &&
     /\p{L}/u.test(k)
   );
 }
@@ -558,7 +560,9 @@ function nameClusters(
       .map((t, i) => ({
         t,
         i,
-        rank: (weak(t.key) || !titleWorthy(t.key) ? 2 : 0) + (t.count >= 2 ? 0 : 1),
+        // Shared tags first; among tags on one member, a named thing (an entity tag: a technology, a project)
+        // before a topic word (a loose cluster titled `Fussy` or `Badgering` by its one odd tag says nothing).
+        rank: weak(t.key) || !titleWorthy(t.key) ? 3 : t.count >= 2 ? 0 : t.entity ? 1 : 2,
         score: t.count * idf(t.key),
       }))
       .sort((a, b) => a.rank - b.rank || b.score - a.score || a.i - b.i)
@@ -566,11 +570,15 @@ function nameClusters(
     const first = tags[0];
     let title = first ? first.display : 'Miscellaneous';
     let slug = slugify(title);
-    // A taken title gets a second tag on two or more facts that can title a topic, and not a spelling of the first
-    // (`Leiningen and Lein` says nothing more); without one, a number.
-    const seconds = tags
-      .slice(1)
-      .filter((t) => t.count >= 2 && titleWorthy(t.key) && !weak(t.key) && !tagVariant(t.key, first!.key));
+    // A taken title gets a second tag that can title a topic, and not a spelling of the first (`Leiningen and Lein`
+    // says nothing more): one on two or more facts, else a named thing on one; without one, a number.
+    const second = (t: RankedTag) => titleWorthy(t.key) && !weak(t.key) && !tagVariant(t.key, first!.key);
+    // Then a named thing on one fact (`Leiningen and CIDER` says more than `Leiningen (2)`), not a code identifier
+    // (`getName`).
+    const seconds = [
+      ...tags.slice(1).filter((t) => t.count >= 2 && second(t)),
+      ...tags.slice(1).filter((t) => t.count < 2 && t.entity && second(t) && !/^[a-z]+[A-Z]/.test(t.display)),
+    ];
     for (let i = 0; used.has(slug) && i < Math.min(seconds.length, 3); i++) {
       title = `${first!.display} and ${seconds[i]!.display}`;
       slug = slugify(title);
