@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  codeLike,
   HALF_LIFE_DAYS,
   isSlowDecay,
   KEY_FACTS_MAX,
@@ -161,6 +162,29 @@ describe('keyFacts: near duplicates and the on-topic tier', () => {
     });
     expect(all).toHaveLength(6);
     expect(all.every((f) => f.memory_text.includes('leiningen'))).toBe(true);
+  });
+
+  it('titled: facts naming the title come before facts about a covered tag, a code fragment does not', () => {
+    const lein = ['lein upgrade 2.7.1 fixes the https error', 'leiningen self-installs keep every jar'].map((t) =>
+      fact({ memory_text: t, quality_score: 0.6 }),
+    );
+    const cider = ['cider menus show only in clojure buffers', 'cider jack-in starts a repl', 'cider needs nrepl'].map(
+      (t) => fact({ memory_text: t, quality_score: 0.95, importance: 'high' }),
+    );
+    const code = fact({ memory_text: ':plugins [[lein-ancient "0.6.15"]]', quality_score: 0.99, importance: 'high' });
+    const picked = keyFacts([...cider, code, ...lein], 10, {
+      now: NOW,
+      onTopic: (f) => /lein|cider/.test(f.memory_text),
+      titled: (f) => f.memory_text.includes('lein'),
+    });
+    expect(new Set(picked.slice(0, 2))).toEqual(new Set(lein));
+    expect(picked.slice(2)).toEqual(expect.arrayContaining(cider));
+    expect(picked).toContain(code);
+    expect(picked.indexOf(code)).toBeGreaterThan(1);
+    expect(codeLike(':require [react-transition-group :as rtg])')).toBe(true);
+    expect(codeLike('(defn f [x] (inc x))')).toBe(true);
+    expect(codeLike('{:a 1 :b 2} => [1 2]')).toBe(true);
+    expect(codeLike('lein upgrade 2.7.1 fixes the https error')).toBe(false);
   });
 });
 

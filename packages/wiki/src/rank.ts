@@ -205,18 +205,37 @@ export function pointsAway(text: string): boolean {
 }
 
 /**
+ * Whether a fact's text is a code fragment rather than a statement: it opens with code punctuation (`:require [...]`,
+ * `(defn ...`) or fewer than half of its characters are letters. Such a fact names its topic without saying anything
+ * about it, so it does not get the place of a fact about the title.
+ */
+export function codeLike(text: string): boolean {
+  const t = text.trim();
+  if (/^[:([{#'`@]/.test(t)) return true;
+  const letters = t.match(/\p{L}/gu)?.length ?? 0;
+  return letters < 0.5 * t.length;
+}
+
+/**
  * The key facts of a cluster (spec: "the top 5 to 10 key facts per cluster"): `n` is clamped to
  * [KEY_FACTS_MIN, KEY_FACTS_MAX] (default 10). Superseded facts (superseded_by set) are dropped; at most
  * MAX_KEY_FACTS_PER_MESSAGE facts per source message; facts with the same text, or nearly the same words as a fact
  * already taken (NEAR_DUPLICATE_OVERLAP), are kept once. Facts of the low quality band (< LOW_QUALITY_BAND_MAX) and
  * facts that point at what they do not contain (pointsAway) are taken only to reach KEY_FACTS_MIN. `opts.onTopic` (a topic page: whether a fact is about the topic) puts the facts
- * it accepts first: the others are taken only to reach KEY_FACTS_MIN. Returns fewer than 5 only when fewer eligible
- * facts exist. Order: as taken (on-topic first), best first within each tier.
+ * it accepts first: the others are taken only to reach KEY_FACTS_MIN; `opts.titled` (whether a fact names the topic's
+ * title, not only a tag it covers) goes before those, code fragments (codeLike) excepted, so a Leiningen page leads
+ * with Leiningen and not with the CIDER facts its cluster caught. Returns fewer than 5 only when fewer eligible
+ * facts exist. Order: as taken (titled, then on-topic, then the rest), best first within each tier.
  */
 export function keyFacts(
   facts: readonly WikiFact[],
   n: number = KEY_FACTS_MAX,
-  opts: { now?: Date; citationCounts?: ReadonlyMap<string, number>; onTopic?: (fact: WikiFact) => boolean } = {},
+  opts: {
+    now?: Date;
+    citationCounts?: ReadonlyMap<string, number>;
+    onTopic?: (fact: WikiFact) => boolean;
+    titled?: (fact: WikiFact) => boolean;
+  } = {},
 ): WikiFact[] {
   const want = Math.min(KEY_FACTS_MAX, Math.max(KEY_FACTS_MIN, Math.floor(Number.isFinite(n) ? n : KEY_FACTS_MAX)));
   const now = opts.now ?? new Date();
@@ -245,7 +264,13 @@ export function keyFacts(
   };
   const good = ranked.filter((r) => r.fact.quality_score >= LOW_QUALITY_BAND_MAX && !pointsAway(r.fact.memory_text));
   const onTopic = opts.onTopic;
+  const titled = opts.titled;
   if (onTopic) {
+    if (titled)
+      take(
+        good.filter((r) => titled(r.fact) && !codeLike(r.fact.memory_text)),
+        want,
+      );
     take(
       good.filter((r) => onTopic(r.fact)),
       want,

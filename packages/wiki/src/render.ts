@@ -228,7 +228,12 @@ class Context {
     return keyFactScore(fact, { now: this.input.now, citationCount: this.input.citation_counts?.get(fact.id) ?? 0 });
   }
   /** rank.ts keyFacts over the facts that can be cited; `onTopic` as there (a topic page's relevance test). */
-  keyFacts(facts: readonly WikiFact[], n: number, onTopic?: (fact: WikiFact) => boolean): WikiFact[] {
+  keyFacts(
+    facts: readonly WikiFact[],
+    n: number,
+    onTopic?: (fact: WikiFact) => boolean,
+    titled?: (fact: WikiFact) => boolean,
+  ): WikiFact[] {
     return keyFacts(
       facts.filter((f) => this.canCite(f)),
       n,
@@ -236,6 +241,7 @@ class Context {
         now: this.input.now,
         ...(this.input.citation_counts ? { citationCounts: this.input.citation_counts } : {}),
         ...(onTopic ? { onTopic } : {}),
+        ...(titled ? { titled } : {}),
       },
     );
   }
@@ -695,12 +701,19 @@ export function renderPages(
   const named = nameClusters(input.clusters, persons, weak);
   // Per topic, once: the tags it covers besides its title, and whether a fact is about it (it names the title's
   // tag or a covered one: onTopicTest).
-  const topics = new Map<Named, { covered: RankedTag[]; test: (f: WikiFact) => boolean }>();
+  const topics = new Map<
+    Named,
+    { covered: RankedTag[]; test: (f: WikiFact) => boolean; titled: (f: WikiFact) => boolean }
+  >();
   const topicOf = (n: Named) => {
     let t = topics.get(n);
     if (!t) {
       const covered = coveredTags(n.entry.facts, n.title, weak, persons);
-      t = { covered, test: onTopicTest([...titleKeys(n.title), ...covered.map((c) => c.key)]) };
+      t = {
+        covered,
+        test: onTopicTest([...titleKeys(n.title), ...covered.map((c) => c.key)]),
+        titled: onTopicTest(titleKeys(n.title)),
+      };
       topics.set(n, t);
     }
     return t;
@@ -743,7 +756,7 @@ export function renderPages(
     renderedTopics.push(node.id);
     const cites = new PageCitations(ctx);
     const members = n.entry.facts;
-    const key = ctx.keyFacts(members, KEY_FACTS_MAX, topicTest(n));
+    const key = ctx.keyFacts(members, KEY_FACTS_MAX, topicTest(n), topicOf(n).titled);
     const claims = new Map(key.map((f) => [f, cites.claim(f)]));
     const cited = (fs: readonly WikiFact[]) => fs.map((f) => claims.get(f)).filter((l): l is string => l != null);
     // Listed thread by thread (a question, then its answers), led by the best; the summary takes the best.
