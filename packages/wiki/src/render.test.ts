@@ -524,6 +524,38 @@ describe('renderChannelWiki (handcrafted)', () => {
     expect(titles).toEqual(['Leiningen', 'Leiningen and CIDER', 'Leiningen (2)']);
   });
 
+  it('the overview highlights a topic with its best fact that names the title, before a better one about a covered tag', () => {
+    const msg = (id: string, text: string) => ({ ...msgAt(id, text), timestamp: '2026-01-01T08:00:00.000Z' });
+    const texts: [string, string, string[], number][] = [
+      ['l1', 'Leiningen upgrade 2.7.1 fixes the https error', ['leiningen'], 0.6],
+      ['l2', 'Leiningen keeps self-installs of every version', ['leiningen'], 0.6],
+      ['l3', 'Leiningen profiles merge left to right', ['leiningen'], 0.6],
+      ['c1', 'CIDER menus show only in clojure buffers', ['cider'], 0.95],
+      ['c2', 'CIDER jack-in starts an nREPL server', ['cider'], 0.95],
+    ];
+    const members = texts.map(([id, text, tags, q]) => ({
+      ...fact(id, msg(`m${id}`, text), `${text}.`, tags),
+      quality_score: q,
+    }));
+    const { pages } = renderChannelWiki({
+      ...input([cluster('l', members)]),
+      facts: members,
+      messages: new Map(
+        members.map((x) => [x.source_message_id, msg(x.source_message_id, x.memory_text.slice(0, -1))]),
+      ),
+    });
+    const overview = pages.find((p) => p.id === 'overview')!.content;
+    const line = overview.split('\n').find((l) => l.startsWith('- **Leiningen:**'))!;
+    expect(line).toMatch(/Leiningen (upgrade|keeps|profiles)/);
+    // Its page leads with the three Leiningen facts, the CIDER ones after.
+    const page = pages.find((p) => p.id === 'topic-leiningen')!.content;
+    const bullets = page
+      .split('## Key facts')[1]!
+      .split('\n')
+      .filter((l) => l.startsWith('- '));
+    expect(bullets.slice(0, 3).every((b) => b.startsWith('- Leiningen'))).toBe(true);
+  });
+
   it("a topic's summary says what else it covers and who speaks in it, then cites its best short key fact", () => {
     const ms = [
       msg('k1', 'Kafka retention is seven days for logs', 'Bob'),

@@ -16,6 +16,7 @@ import {
   type WikiCitation,
 } from './citations.js';
 import {
+  codeLike,
   factWords,
   KEY_FACTS_MAX,
   KEY_FACTS_MIN,
@@ -812,7 +813,7 @@ export function renderPages(
     };
   };
   const fixedRenders: Record<(typeof FIXED_PAGES)[number]['id'], () => WikiPage> = {
-    overview: () => overviewPage(ctx, facts, live, topicNodes, fixedBase, named, topicTest),
+    overview: () => overviewPage(ctx, facts, live, topicNodes, fixedBase, named, topicTest, (n) => topicOf(n).titled),
     people: () => peoplePage(ctx, live, fixedBase),
     decisions: () => decisionsPage(ctx, facts, live, fixedBase),
     faq: () => faqPage(ctx, live, fixedBase),
@@ -870,6 +871,7 @@ function overviewPage(
   base: FixedBase,
   named: readonly Named[],
   topicTest: (n: Named) => (f: WikiFact) => boolean,
+  titledTest: (n: Named) => (f: WikiFact) => boolean,
 ): WikiPage {
   const { channel, messages, now } = ctx.input;
   const cites = new PageCitations(ctx);
@@ -881,8 +883,13 @@ function overviewPage(
   const highlights: { claim: string; topic: string | null }[] = [];
   for (const n of named) {
     if (highlights.length >= OVERVIEW_HIGHLIGHTS) break;
+    // The topic's best fact that names its title, else its best fact about it (as its page leads).
     const test = topicTest(n);
-    const best = ctx.keyFacts(n.entry.facts, KEY_FACTS_MIN, test).find((f) => !used.has(f) && test(f));
+    const titled = titledTest(n);
+    const key = ctx.keyFacts(n.entry.facts, KEY_FACTS_MIN, test, titled);
+    const best =
+      key.find((f) => !used.has(f) && titled(f) && !codeLike(f.memory_text)) ??
+      key.find((f) => !used.has(f) && test(f));
     const claim = best && cites.claim(best);
     if (!best || !claim) continue;
     used.add(best);
