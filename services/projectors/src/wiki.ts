@@ -140,8 +140,11 @@ export class WikiGenerator {
   }
 
   /**
-   * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels) and enabled, least recently
-   * generated first. A channel that fails is reported in `failed` (its wiki stays stale and is retried next time).
+   * Incremental generation of every channel whose wiki is stale (WikiStore.staleChannels) and enabled: STALE_BATCH
+   * channels at a time (least recently generated first), run together so that their reads and their saves are
+   * batched (batchedDeps: one statement per kind of call, one transaction for the saves). `now`: the generation time
+   * (default: now). A channel that fails is reported in `failed` (its wiki stays stale and is retried next time); a
+   * failed batched save fails every channel of its batch alike.
    */
   async generateStale(
     now?: Date,
