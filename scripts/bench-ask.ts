@@ -48,29 +48,25 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { buildApp } from '@atlas/api';
+import { loadConfig } from '@atlas/core';
+import { loadLocomo } from '@atlas/pipeline/testing';
+import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
+import { type FakeOpenAiServer, ok, startFakeOpenAiServer } from '@atlas/providers/testing';
 import {
-  type ApiPorts,
   type AskEvent,
+  type AskPorts,
   askLlmOf,
   askStreamViolations,
-  buildApp,
   EXTRACTIVE_NOTE,
   FALLBACK_NOTE,
   readAskStream,
   retrievalQuery,
-} from '@atlas/api';
-import { loadConfig } from '@atlas/core';
-import { openRuntime, type Runtime } from '@atlas/projectors';
-import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
+} from '@atlas/query';
+import { apiPorts, openRuntime, type Runtime } from '@atlas/runtime';
 import type { FastifyInstance } from 'fastify';
-import {
-  type FakeOpenAiServer,
-  ok,
-  startFakeOpenAiServer,
-} from '../packages/providers/src/llm/fake-openai-server.test-support.js';
-import { apiPorts } from '../services/cli/src/runtime.js';
 import { type BaseFact, DATA, embedBase, fillFacts, percentile, realFacts, table } from './bench/fill.js';
-import { ingestLocomo, loadLocomo } from './bench/locomo.js';
+import { ingestLocomo } from './bench/locomo.js';
 import { LOCOMO_CATEGORY, locomoF1 } from './bench/locomo-f1.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000')
@@ -102,7 +98,7 @@ const timed = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
 // ---------------------------------------------------------------------------------------------------------------
 // Serving and asking over HTTP, every answer checked.
 
-const serve = async (rt: Runtime, llm: NonNullable<ApiPorts['ask']>['llm']) => {
+const serve = async (rt: Runtime, llm: AskPorts['llm']) => {
   const ports = apiPorts(rt);
   const app = await buildApp({ ...ports, ask: { ...ports.ask!, llm, rateLimitPerMinute: 1_000_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -12,8 +12,7 @@ import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import type { EntityExtractor, FactExtractor } from '@atlas/pipeline';
 import { planImport } from '@atlas/platforms';
-import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
-import { openRuntime } from '../services/cli/src/runtime.js';
+import { appendPlan, drainProjectors, openRuntime } from '@atlas/runtime';
 
 const DATA = path.resolve(import.meta.dirname, '../../shared/data');
 const SETS = [

@@ -13,10 +13,16 @@ import path from 'node:path';
 import { loadConfig, TOPICS } from '@atlas/core';
 import { EventCodec, KafkaEventLog, KyselySchemaRegistry, migrateEventLog } from '@atlas/eventlog';
 import { planImport } from '@atlas/platforms';
-import { openRuntime, projectorLag, type Runtime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import {
+  appendPlan,
+  openRuntime,
+  projectorLag,
+  type Runtime,
+  startProjectors,
+  waitForProjectors,
+} from '@atlas/runtime';
 import { openDatabase } from '@atlas/stores';
 import pg from 'pg';
-import { appendPlan } from '../services/cli/src/commands/import.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const EXPORT = path.resolve(ROOT, '../shared/data/slack-clojurians-2018-02/export');

@@ -6,13 +6,14 @@
  * (minisearch, BM25+) in the same run; then search latency p50/p95 and ingest time.
  */
 import path from 'node:path';
-import { graphExpansion, searchMemories } from '@atlas/api';
 import { loadConfig } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
-import { openRuntime } from '@atlas/projectors';
+import { type LocomoQuestion, loadLocomo } from '@atlas/pipeline/testing';
+import { graphExpansion, searchMemories } from '@atlas/query';
+import { openRuntime } from '@atlas/runtime';
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
-import { ingestLocomo, type LocomoQuestion, loadLocomo, score } from './bench/locomo.js';
+import { ingestLocomo, score } from './bench/locomo.js';
 
 const FILE = path.resolve(import.meta.dirname, '../../shared/data/locomo/locomo-dev.json');
 const set = loadLocomo(FILE);

@@ -11,9 +11,8 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '@atlas/api';
 import { loadConfig } from '@atlas/core';
-import { openRuntime } from '@atlas/projectors';
+import { apiPorts, openRuntime } from '@atlas/runtime';
 import { PgVectorStore } from '@atlas/stores';
-import { apiPorts } from '../services/cli/src/runtime.js';
 import { embedBase, fillFacts, percentile, realFacts, table } from './bench/fill.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);

@@ -3,18 +3,17 @@
  * #clojure through the Slack Web API emulator, on the embedded default (PGlite in a fresh data dir, the local sentence
  * encoder, default log polling, SYNC_BATCH_SIZE 50), timed by stage from the job's own SyncJobUpdated events. Beside
  * it, how soon facts are keyword-searchable while the job runs: the keyword index is sampled every 200 ms, giving the
- * time to the first searchable fact and the share of the final facts searchable when fetching ends. Target (issue 8):
+ * time to the first searchable fact and the share of the final facts searchable when fetching ends. Target:
  * under 60 s. `BENCH_RUNS` (default 1) repeats the run on fresh data dirs.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildApp } from '@atlas/api';
 import { loadConfig, type StoredEvent, type SyncJobUpdated, TOPICS } from '@atlas/core';
-import { startRuntimeSyncWorker } from '@atlas/projectors';
+import { SlackEmulator } from '@atlas/platforms/testing';
+import { apiPorts, openRuntime, startProjectors, startRuntimeSyncWorker } from '@atlas/runtime';
 import { sql } from 'kysely';
-import { SlackEmulator } from '../packages/platforms/src/live/slack-emulator.test-support.js';
-import { buildApp } from '../services/api/src/app.js';
-import { apiPorts, openRuntime, startProjectors } from '../services/cli/src/runtime.js';
 
 const EXPORT = path.resolve(import.meta.dirname, '../../shared/data/slack-clojurians-2018-02/export');
 const CHANNEL = 'C03S1KBA2'; // #clojure: 1359 messages, 109 thread replies

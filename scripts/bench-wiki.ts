@@ -18,9 +18,8 @@ import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import type { WikiGenerateResult } from '../packages/wiki/src/generate.js';
-import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
-import { openRuntime } from '../services/cli/src/runtime.js';
+import { appendPlan, drainProjectors, openRuntime } from '@atlas/runtime';
+import type { WikiGenerateResult } from '@atlas/wiki';
 
 /**
  * With BENCH_PROFILE=<dir>, a V8 CPU profile of each timed phase (incremental, full rebuild) is written there

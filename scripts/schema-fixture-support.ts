@@ -1,2 +1,2 @@
-export { SAMPLE_EVENTS as SAMPLE_EVENTS_FOR_FIXTURES } from '../packages/eventlog/src/samples.js';
-export { loadSchemas, SCHEMAS_DIR } from '../packages/eventlog/src/schemas.js';
+export { loadSchemas, SCHEMAS_DIR } from '@atlas/eventlog';
+export { SAMPLE_EVENTS as SAMPLE_EVENTS_FOR_FIXTURES } from '@atlas/eventlog/testing';

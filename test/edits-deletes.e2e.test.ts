@@ -2,11 +2,10 @@ import path from 'node:path';
 import { loadConfig, type MessageIngested, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import { planImport } from '@atlas/platforms';
-import { openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import { appendPlan, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
+import { storeProfiles } from '@atlas/runtime/testing';
 import { ElasticsearchKeywordIndex } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../services/cli/src/commands/import.js';
-import { storeProfiles } from '../services/projectors/src/profiles.test-support.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../shared/data/slack-olake/export');
 const EDITED_TEXT =
@@ -16,9 +15,10 @@ const EDITED_TEXT =
 const profiles = storeProfiles('edits');
 
 /**
- * Issue 8 "Edits, deletes": over the real olake export, an edited message (MessageIngested with new content) replaces
- * the facts derived from it, and a MessageDeleted retracts them, in every store: documents (memories, message),
- * keyword index, vectors, graph (entities citing the facts), and the wiki is marked stale.
+ * Edits and deletes (docs/ingestion.md "Edits, deletes, retention"): over the real olake export, an edited message
+ * (MessageIngested with new content) replaces the facts derived from it, and a MessageDeleted retracts them, in every
+ * store: documents (memories, message), keyword index, vectors, graph (entities citing the facts), and the wiki is
+ * marked stale.
  */
 for (const profile of profiles) {
   describe(`edits and deletes reach every store (${profile.name})`, () => {

@@ -4,25 +4,25 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type DeadLettered, deadLetterId, loadConfig, type MessageIngested, TOPICS } from '@atlas/core';
+import { deadLetterId, loadConfig, type MessageIngested, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import { type ImportPlan, planImport } from '@atlas/platforms';
+import { runReconcilePass } from '@atlas/projectors';
 import {
+  appendPlan,
   openRuntime,
   projectorLag,
   type Runtime,
   reconcileDeps,
-  runReconcilePass,
   startProjectors,
   waitForProjectors,
-} from '@atlas/projectors';
+} from '@atlas/runtime';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../services/cli/src/commands/import.js';
 
 /**
- * Fault injection on real servers (issue 9, deliverable 6). The real slack-olake export (302 messages) is imported
+ * Fault injection on real servers (docs/fault-injection.md). The real slack-olake export (302 messages) is imported
  * through Kafka (and the schema registry when listed) in four parts, into projector processes started as `atlas run
  * <projector>` on PostgreSQL (document store, event-log schemas), Neo4j (graph store) and, when listed, Elasticsearch
  * / OpenSearch (keyword index). Right after each part is appended, while its events are in flight, one fault:
@@ -341,7 +341,7 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
         group: dlGroup,
         topics: [TOPICS.deadLetters],
         handler: async (batch) => {
-          for (const e of batch) if (e.type === 'DeadLettered') dlIds.add(deadLetterId(e.data as DeadLettered));
+          for (const e of batch) if (e.type === 'DeadLettered') dlIds.add(deadLetterId(e.data));
         },
       });
       await until(

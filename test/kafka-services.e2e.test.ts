@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import { openRuntime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import { appendPlan, openRuntime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../services/cli/src/commands/import.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const EXPORT = path.resolve(ROOT, '../shared/data/slack-clojurians-2018-02/export');

@@ -36,7 +36,9 @@ describe.runIf(Boolean(url))('atlas import beside atlas start, both on PostgreSQ
     });
     const t0 = Date.now();
     while (Date.now() - t0 < 30_000) {
-      if ((await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => undefined))?.ok) break;
+      // Health answers while the server starts too (with `starting`); the API serves once that is gone.
+      const health = await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => undefined);
+      if (health?.ok && !('starting' in ((await health.json()) as object))) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const imported = await new Promise<{ code: number | null; out: string }>((resolve) => {

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { type FactsExtracted, loadConfig, TOPICS } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import { openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/projectors';
+import { appendPlan, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import { waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../services/cli/src/commands/import.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../shared/data/slack-olake/export');
 
@@ -30,7 +29,7 @@ const drain = async (rt: Runtime) => {
 };
 
 /**
- * At-least-once delivery of atlas.facts (issue 9): a facts projector killed after appending its fact sets and before
+ * At-least-once delivery of atlas.facts: a facts projector killed after appending its fact sets and before
  * its group committed runs the batch again, so the entities projector meets the same fact sets a second time, after
  * later messages of the channel grew its state (people, decisions, owners). The graph must come out as one delivery
  * makes it. The real slack-olake export on the embedded profile; every fact set of the export delivered again.
@@ -52,8 +51,7 @@ describe('redelivered fact sets leave the graph as one delivery made it (slack-o
     const sub = await rt.eventLog.subscribe({
       group: 'test-redelivery-probe',
       topics: [TOPICS.facts],
-      handler: async (b) =>
-        void sets.push(...b.filter((e) => e.type === 'FactsExtracted').map((e) => e.data as FactsExtracted)),
+      handler: async (b) => void sets.push(...b.flatMap((e) => (e.type === 'FactsExtracted' ? [e.data] : []))),
     });
     await waitFor(() => sets.length >= plan.messages.length, 'every fact set read back');
     await sub.stop();
@@ -103,8 +101,7 @@ describe('redelivered fact sets leave the graph as one delivery made it (slack-o
       group: 'test-redelivery-probe-2',
       topics: [TOPICS.facts],
       start: 'latest',
-      handler: async (b) =>
-        void got.push(...b.filter((e) => e.type === 'FactsExtracted').map((e) => e.data as FactsExtracted)),
+      handler: async (b) => void got.push(...b.flatMap((e) => (e.type === 'FactsExtracted' ? [e.data] : []))),
     });
     const once = await graphOf(rt, channels);
     await rt.eventLog.append(

@@ -2,10 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import { openRuntime, type Runtime, replayProjector, waitForProjectors } from '@atlas/projectors';
+import { appendPlan, openRuntime, type Runtime, replayProjector, waitForProjectors } from '@atlas/runtime';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../services/cli/src/commands/import.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../shared/data/slack-olake/export');
 
@@ -46,7 +45,7 @@ for (const profile of profiles) {
     beforeAll(async () => {
       rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', ...profile.env }));
       await appendPlan(rt, await planImport(OLAKE));
-      const { startProjectors } = await import('@atlas/projectors');
+      const { startProjectors } = await import('@atlas/runtime');
       const subs = await startProjectors(rt);
       await waitForProjectors(rt);
       await Promise.all(subs.map((s) => s.stop()));

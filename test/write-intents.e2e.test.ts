@@ -1,12 +1,11 @@
 import path from 'node:path';
+import { buildApp } from '@atlas/api';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime, replayProjector } from '@atlas/runtime';
+import { storeProfiles } from '@atlas/runtime/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../services/api/src/app.js';
-import { appendPlan, drainProjectors } from '../services/cli/src/commands/import.js';
-import { apiPorts, openRuntime, type Runtime, replayProjector } from '../services/cli/src/runtime.js';
-import { storeProfiles } from '../services/projectors/src/profiles.test-support.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../shared/data/slack-olake/export');
 

@@ -9,17 +9,9 @@
 import path from 'node:path';
 import { type Fact, type FactsExtracted, factUuid, loadConfig, messageUuid, TOPICS } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
-import {
-  embeddingText,
-  filterFields,
-  openRuntime,
-  type Runtime,
-  startProjectors,
-  toKeywordDocs,
-  waitForProjectors,
-} from '@atlas/projectors';
+import { embeddingText, filterFields, toKeywordDocs } from '@atlas/projectors';
+import { appendPlan, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import type { FactVector } from '@atlas/stores';
-import { appendPlan } from '../../services/cli/src/commands/import.js';
 
 export const DATA = path.resolve(import.meta.dirname, '../../../shared/data');
 

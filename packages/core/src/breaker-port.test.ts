@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CircuitBreaker } from './breaker.js';
 import { dependencyBreaker, guardPort, isDependencyFault } from './breaker-port.js';
-import { BREAKER_STATE_VALUE, breakerSnapshots, healthOfBreakers } from './breaker-registry.js';
+import { BREAKER_STATE_VALUE, BreakerSet, healthOfBreakers } from './breaker-set.js';
 import { AtlasError } from './errors.js';
 
 const made: CircuitBreaker[] = [];
@@ -65,7 +65,10 @@ describe('guardPort', () => {
     const port = guardPort(new TcpPort(srv.port), b, { errorCode: 'STORE_UNAVAILABLE', methods: { close: 'bypass' } });
     expect(await port.ping()).toBe('hi');
     expect(port.close()).toBe('closed'); // bypassed: synchronous, not through the breaker
-    const snap = breakerSnapshots().find((s) => s.name === 'graph_store:test');
+    const snap = new BreakerSet()
+      .add(b)
+      .snapshots()
+      .find((s) => s.name === 'graph_store:test');
     expect(snap).toMatchObject({ dependency: 'graph_store', state: 'CLOSED', consecutiveFailures: 0 });
     expect(healthOfBreakers([snap!])).toBe('healthy');
     await srv.close();
@@ -131,11 +134,12 @@ describe('guardPort', () => {
     await expect(port.load()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
-  it('shutdown removes the breaker from the registry', () => {
+  it('shutdown removes the breaker from its set', () => {
     const b = breaker();
-    expect(breakerSnapshots().some((s) => s.name === b.name)).toBe(true);
+    const set = new BreakerSet().add(b);
+    expect(set.snapshots().some((s) => s.name === b.name)).toBe(true);
     b.shutdown();
-    expect(breakerSnapshots().some((s) => s.name === b.name)).toBe(false);
+    expect(set.snapshots().some((s) => s.name === b.name)).toBe(false);
   });
 });
 

@@ -5,7 +5,7 @@ import {
   CircuitBreaker,
   type CircuitBreakerOptions,
 } from './breaker.js';
-import { DEPENDENCY_TIMEOUTS_MS, type DependencyName } from './breaker-registry.js';
+import { DEPENDENCY_TIMEOUTS_MS, type DependencyName } from './breaker-set.js';
 import { AtlasError } from './errors.js';
 
 /** SQLSTATE classes that say the database is unreachable or refusing work (not that the query was wrong). */
@@ -133,7 +133,7 @@ export type DependencyBreakerOptions = Partial<Omit<CircuitBreakerOptions, 'depe
 };
 
 /**
- * A CircuitBreaker for one of the spec's dependencies, registered under its name (breakerSnapshots): timeout
+ * A CircuitBreaker for one of the spec's dependencies, named after it (BreakerSet lists it so): timeout
  * DEPENDENCY_TIMEOUTS_MS[dependency] (vector, graph, document store 5 s; LLM, embedding 10 s; web search 5 s;
  * cache/queue 2 s), 3 consecutive failures or a 30 s failure streak open it, 30 s later one probe (spec "Dependency
  * circuit breaker"); isDependencyFault decides what counts. `name` defaults to the dependency (give one per adapter

@@ -1,5 +1,4 @@
 import Opossum from 'opossum';
-import { registerBreaker } from './breaker-registry.js';
 import { AtlasError } from './errors.js';
 
 /** The spec's breaker states (spec "Dependency circuit breaker"). */
@@ -52,8 +51,8 @@ export interface CircuitBreakerOptions {
   /** Where openings (and closings after a probe) are logged at info level (spec "Alerts": an info log entry). */
   logger?: BreakerLogger;
   /**
-   * The dependency it guards (DEPENDENCY_TIMEOUTS_MS names: `vector_store`, `llm_provider`, ...): when given, the
-   * breaker is listed by `breakerSnapshots()` (health, Prometheus) until `shutdown()`.
+   * The dependency it guards (DEPENDENCY_TIMEOUTS_MS names: `vector_store`, `llm_provider`, ...): when given, a
+   * BreakerSet that holds the breaker lists it under that name (health, Prometheus) until `shutdown()`.
    */
   dependency?: string;
 }
@@ -134,12 +133,10 @@ export class CircuitBreaker {
   private streakStart: number | null = null;
   private openedAt: number | null = null;
   private pendingReason: { reason: BreakerOpenReason; cause: unknown } | null = null;
-  private readonly unregister: () => void;
 
   constructor(private readonly opts: CircuitBreakerOptions) {
     this.name = opts.name;
     this.dependency = opts.dependency ?? null;
-    this.unregister = opts.dependency ? registerBreaker(this, opts.dependency) : () => undefined;
     this.threshold = opts.failureThreshold ?? 3;
     this.streakMs = opts.streakMs ?? 30_000;
     this.isFailure = opts.isFailure ?? (() => true);
@@ -225,9 +222,13 @@ export class CircuitBreaker {
     await this.fire(() => Promise.reject(err)).catch(() => undefined);
   }
 
-  /** Stops the breaker's timers and listeners and removes it from the registry; later calls are rejected. */
+  /** Whether `shutdown()` was called (a BreakerSet then drops it). */
+  get isShutdown(): boolean {
+    return this.breaker.isShutdown;
+  }
+
+  /** Stops the breaker's timers and listeners (its BreakerSet drops it); later calls are rejected. */
   shutdown(): void {
-    this.unregister();
     this.breaker.shutdown();
     this.listeners.clear();
   }

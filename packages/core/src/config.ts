@@ -9,12 +9,24 @@ const bool = z
  * Configuration: one zod schema over the environment, read once at start (ARCHITECTURE.md).
  * Names follow the spec's Limits section where it names them (SYNC_BATCH_SIZE, QUALITY_THRESHOLD, ...).
  */
+/** Defaults of the HTTP server's timeouts, ms (docs/http.md "Timeouts"). */
+export const HTTP_TIMEOUT_DEFAULTS = {
+  HTTP_REQUEST_TIMEOUT_MS: 60_000,
+  HTTP_HEADERS_TIMEOUT_MS: 10_000,
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: 72_000,
+} as const;
+
 const ConfigFields = z.object({
   ATLAS_DATA_DIR: z.string().default('./data'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().optional(),
   EVENTLOG_PARTITIONS: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * Longest run of projection work (queries, extractions) between two turns of the event loop, ms: the API beside the
+   * projectors is served at least this often while they work off a backlog (docs/cli.md).
+   */
+  PROJECTION_SLICE_MS: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Comma-separated Kafka bootstrap brokers; set means the Kafka event log is used. */
   KAFKA_BROKERS: z.string().optional(),
   KAFKA_CLIENT_ID: z.string().default('atlas'),
@@ -110,15 +122,43 @@ const ConfigFields = z.object({
   BREAKER_RESET_MS: z.coerce.number().int().min(10).default(30_000),
   /** How often the API process checks its dependencies for alerts, ms. */
   HEALTH_CHECK_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
-  /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (README "Search"). */
+  /** Graph-expanded retrieval in search: facts of the entities a query names join the candidates (docs/graph.md "Graph-expanded retrieval"). */
   SEARCH_GRAPH_EXPANSION: bool.default(false),
   QUALITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
   ENTITY_THRESHOLD: z.coerce.number().min(0).max(1).default(0.6),
   SYNC_BATCH_SIZE: z.coerce.number().int().min(1).default(50),
   SYNC_MAX_MESSAGES: z.coerce.number().int().min(1).default(1000),
+  /**
+   * Bounds of a zipped export (`atlas import x.zip`, docs/import.md "Archive bounds"), checked on the sizes the central
+   * directory declares before anything is inflated and on the real bytes while inflating: the JSON files an import
+   * reads may hold this many MiB uncompressed in all (2 GiB: some 2 million messages, ~10 GB of planning memory) ...
+   */
+  IMPORT_ZIP_MAX_TOTAL_MB: z.coerce.number().positive().default(2048),
+  /** ... one file this many MiB (at most V8's longest string, ~512 MiB: the importer reads a file as one string) ... */
+  IMPORT_ZIP_MAX_ENTRY_MB: z.coerce.number().positive().default(512),
+  /** ... the archive this many entries in all (directories and __MACOSX companions count) ... */
+  IMPORT_ZIP_MAX_ENTRIES: z.coerce.number().int().min(1).default(500_000),
+  /** ... and a file over 1 MiB at most this uncompressed:compressed ratio (real exports: under 20; zeros: ~1030). */
+  IMPORT_ZIP_MAX_RATIO: z.coerce.number().min(1).default(200),
+  /** `atlas import` with stderr not a terminal: seconds between two progress lines (docs/import.md "Progress"). */
+  IMPORT_PROGRESS_INTERVAL_S: z.coerce.number().min(0.1).default(5),
   ADAPTER_MOCK: bool.default(false),
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * How the API logs (docs/http.md "Logs"): `auto` readable lines (pino-pretty) when stdout is a terminal, JSON lines
+   * otherwise; `pretty` or `json` forces one.
+   */
+  LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
+  /**
+   * HTTP (docs/http.md "Timeouts"), ms: the whole request (headers and body) must have arrived within
+   * HTTP_REQUEST_TIMEOUT_MS of its first byte, its headers within HTTP_HEADERS_TIMEOUT_MS (at most the former),
+   * else 408 REQUEST_TIMEOUT and the connection closes; an idle keep-alive connection closes after
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS. A response (the ask stream) is not bounded by them.
+   */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(HTTP_TIMEOUT_DEFAULTS.HTTP_REQUEST_TIMEOUT_MS),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).default(HTTP_TIMEOUT_DEFAULTS.HTTP_HEADERS_TIMEOUT_MS),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).default(HTTP_TIMEOUT_DEFAULTS.HTTP_KEEP_ALIVE_TIMEOUT_MS),
   /**
    * A process started alone that is not the API (`atlas run <projector>`, `sync-worker`, `scheduler`) serves Prometheus
    * `GET /metrics` on this port (at HOST): its projector and LLM counters and process metrics. Unset: none (the API's
@@ -170,10 +210,17 @@ const ConfigFields = z.object({
 });
 
 /**
- * The configuration schema: the fields above, and CREDENTIAL_MASTER_KEY required when NODE_ENV=production (spec
- * "Authentication" 2: the process refuses to start; the error names the variable, never a value).
+ * The configuration schema: the fields above, CREDENTIAL_MASTER_KEY required when NODE_ENV=production (spec
+ * "Authentication" 2: the process refuses to start; the error names the variable, never a value), and the headers
+ * timeout no longer than the request timeout (Node's http server refuses that).
  */
 export const ConfigSchema = ConfigFields.superRefine((cfg, ctx) => {
+  if (cfg.HTTP_HEADERS_TIMEOUT_MS > cfg.HTTP_REQUEST_TIMEOUT_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HTTP_HEADERS_TIMEOUT_MS'],
+      message: `HTTP_HEADERS_TIMEOUT_MS (${cfg.HTTP_HEADERS_TIMEOUT_MS}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${cfg.HTTP_REQUEST_TIMEOUT_MS})`,
+    });
   if (cfg.NODE_ENV === 'production' && !cfg.CREDENTIAL_MASTER_KEY)
     ctx.addIssue({
       code: 'custom',

@@ -55,7 +55,7 @@ export class CredentialDecryptionError extends AtlasError {
     message: string,
     details: Record<string, unknown> = {},
   ) {
-    super('INTERNAL_ERROR', message, { details: { reason, ...details } });
+    super('INTERNAL_ERROR', message, { details: { reason, ...details }, expose: true }); // says which key, never its bytes
     this.name = 'CredentialDecryptionError';
   }
 }

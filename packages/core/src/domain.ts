@@ -7,7 +7,7 @@ export type Platform = z.infer<typeof Platform>;
 /**
  * platform_a message subtypes that are system events, not conversation: membership, channel settings,
  * pins, integrations, deleted placeholders, edit/delete records. The importer skips them and the
- * fact extractor ignores them (README "Which messages count").
+ * fact extractor ignores them (docs/ingestion.md "Which messages count").
  */
 export const PLATFORM_A_SYSTEM_SUBTYPES: ReadonlySet<string> = new Set([
   'channel_join',
@@ -159,13 +159,13 @@ export const FactsExtracted = z.object({
   facts: z.array(Fact),
   /**
    * The whole source message as the pipeline read it (preprocessed, at most 1,000 characters): the text
-   * each of its facts stands in. Search indexes it beside the fact ("contextual retrieval"). Empty on v1 events.
+   * each of its facts stands in. Search indexes it beside the fact ("contextual retrieval"). '' when absent.
    */
   sourceText: z.string().default(''),
   /**
    * The conversation this message continues, `Author: text` (at most 400 characters): the thread root or
    * message replied to, else the channel's previous top-level message when it came within
-   * CONTEXT_WINDOW_MS (1 hour) before. Empty when there is none, and on v1 events.
+   * CONTEXT_WINDOW_MS (1 hour) before. '' when there is none or the event carries none.
    */
   contextText: z.string().default(''),
 });
@@ -183,13 +183,13 @@ export const DeadLettered = z.object({
   attempts: z.number().int(),
   failedAt: z.string(),
   /**
-   * v2: the original event's data as JSON text (re-driven by admins); null on v1 events, which did not keep it
+   * The original event's data as JSON text (re-driven by admins); null or absent when the event did not keep it
    * (such an item can be listed but not re-driven).
    */
   eventData: z.string().nullable().optional(),
   /**
-   * v3: the error's code when it was an AtlasError (e.g. PROVIDER_UNAVAILABLE: the LLM fact extractor found no provider),
-   * else null; null on v1 and v2 events. The LLM recovery re-drive finds its items by it.
+   * The error's code when it was an AtlasError (e.g. PROVIDER_UNAVAILABLE: the LLM fact extractor found no provider),
+   * else null; absent when the event did not record it. The LLM recovery re-drive finds its items by it.
    */
   errorCode: z.string().nullable().optional(),
 });
@@ -282,7 +282,9 @@ export const EntitiesExtracted = z.object({
   entities: z.array(ExtractedEntity),
   relationships: z.array(ExtractedRelationship),
   supersessions: z.array(Supersession),
-  /** v2: the write intent of the fact set this came from (writeIntentId), or null (a retraction, v1 events). */
+  /**
+   * The write intent of the fact set this came from (writeIntentId); null for a retraction, absent when not recorded.
+   */
   intentId: z.string().nullable().optional(),
 });
 export type EntitiesExtracted = z.infer<typeof EntitiesExtracted>;

@@ -16,10 +16,10 @@ describe('AtlasError', () => {
     expect(errorBody('NOT_FOUND', 'x')).toEqual({ error: { code: 'NOT_FOUND', message: 'x' } });
   });
 
-  it('every error code stands in the README error table with its status', () => {
-    const readme = readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+  it('every error code stands in the error table of docs/errors.md with its status', () => {
+    const table = readFileSync(path.resolve(import.meta.dirname, '../../../docs/errors.md'), 'utf8');
     for (const [code, status] of Object.entries(ERROR_STATUS)) {
-      expect(readme, code).toMatch(new RegExp(`\\| \`${code}\` \\| ${status} \\|`));
+      expect(table, code).toMatch(new RegExp(`\\| \`${code}\` \\| ${status} \\|`));
     }
   });
 });

@@ -1,6 +1,6 @@
 export * from './breaker.js';
 export * from './breaker-port.js';
-export * from './breaker-registry.js';
+export * from './breaker-set.js';
 export * from './config.js';
 export * from './credentials.js';
 export * from './domain.js';
@@ -9,3 +9,4 @@ export * from './events.js';
 export * from './ids.js';
 export * from './schedule.js';
 export * from './sync.js';
+export * from './wiki.js';

@@ -17,28 +17,53 @@ export const SyncScheduleUpdated = z.object({
 export type SyncScheduleUpdated = z.infer<typeof SyncScheduleUpdated>;
 
 /**
- * A validated sync schedule (spec "Sync schedule": "cron-style string of five fields"): minute, hour, day of month,
- * month, day of week, in UTC (croner, `5-part` mode; ranges, lists, steps, names such as `mon-fri` and `L` work).
- * Throws AtlasError INVALID_REQUEST naming the problem when the expression is not five fields or croner refuses it.
+ * Where a cron expression comes from, for its errors: `name` is the setting (`RETENTION_CRON`) or request field
+ * (`schedule`); `issuePath` (a request's field, `body.schedule`) adds the spec's `details.issues` to the error and
+ * then names the field there instead of in the message.
  */
-export const parseSchedule = (expr: string): Cron => {
+export interface CronSource {
+  name: string;
+  issuePath?: string;
+}
+
+const cronError = (source: CronSource, message: string, issue: string): AtlasError =>
+  source.issuePath
+    ? new AtlasError('INVALID_REQUEST', message, { details: { issues: [{ path: source.issuePath, message: issue }] } })
+    : new AtlasError('INVALID_REQUEST', message);
+
+/**
+ * A five-field cron expression (minute, hour, day of month, month, day of week) read in UTC, as croner's paused
+ * job (`nextRun(after)`, `previousRuns(n, before)`); ranges, lists, steps, names such as `mon-fri` and `L` work.
+ * With `run`, the job is started instead: `run` is called at each time the expression fires, and a run still going
+ * when the next is due makes that one skip (croner `protect`), so runs never overlap; `stop()` ends it.
+ * Throws AtlasError INVALID_REQUEST naming `source` when the expression is not five fields or croner refuses it.
+ */
+export const cronJob = (expr: string, source: CronSource, run?: () => void | Promise<void>): Cron => {
   const fields = expr.trim().split(/\s+/).filter(Boolean);
   if (fields.length !== 5)
-    throw new AtlasError(
-      'INVALID_REQUEST',
-      `schedule must be a five-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} field(s): '${expr}'`,
-      { details: { issues: [{ path: 'body.schedule', message: 'five cron fields expected' }] } },
+    throw cronError(
+      source,
+      `${source.name} must be a five-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} field(s): '${expr}'`,
+      'five cron fields expected',
     );
   try {
-    return new Cron(fields.join(' '), { timezone: 'UTC', mode: '5-part', paused: true });
+    return run
+      ? new Cron(fields.join(' '), { timezone: 'UTC', mode: '5-part', protect: true }, run)
+      : new Cron(fields.join(' '), { timezone: 'UTC', mode: '5-part', paused: true });
   } catch (err) {
-    throw new AtlasError(
-      'INVALID_REQUEST',
-      `invalid cron expression '${expr}': ${err instanceof Error ? err.message : String(err)}`,
-      { details: { issues: [{ path: 'body.schedule', message: 'invalid cron expression' }] } },
+    throw cronError(
+      source,
+      `invalid cron expression '${expr}'${source.issuePath ? '' : ` (${source.name})`}: ${err instanceof Error ? err.message : String(err)}`,
+      'invalid cron expression',
     );
   }
 };
+
+/**
+ * A validated sync schedule (spec "Sync schedule": "cron-style string of five fields"), as cronJob's paused job.
+ * Throws AtlasError INVALID_REQUEST naming the problem, with `details.issues` at `body.schedule`.
+ */
+export const parseSchedule = (expr: string): Cron => cronJob(expr, { name: 'schedule', issuePath: 'body.schedule' });
 
 /** The first time `expr` fires strictly after `after` (UTC), or null when it never fires again. Throws as parseSchedule. */
 export const nextScheduleRun = (expr: string, after: Date): Date | null => parseSchedule(expr).nextRun(after);

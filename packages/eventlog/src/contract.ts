@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { messageUuid, type NewEvent, type StoredEvent } from '@atlas/core';
+import { type AnyStoredEvent, messageUuid, type NewEvent } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from './partitioner.js';
 import type { EventLog, Subscription } from './port.js';
@@ -26,7 +26,7 @@ export const testEvent = (key: string, seq: number): NewEvent<'MessageDeleted'> 
   },
 });
 
-const seqOf = (e: StoredEvent) => Number((e.data as { platformMessageId: string }).platformMessageId);
+const seqOf = (e: AnyStoredEvent) => (e.type === 'MessageDeleted' ? Number(e.data.platformMessageId) : Number.NaN);
 
 const waitFor = async (fn: () => boolean | Promise<boolean>, what: string, ms = 20_000) => {
   const until = Date.now() + ms;
@@ -51,7 +51,7 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
       await Promise.all(subs.map((s) => s.stop()));
       await t?.close();
     });
-    const consume = async (log: EventLog, group: string, topic: string, into: StoredEvent[], maxBatch?: number) => {
+    const consume = async (log: EventLog, group: string, topic: string, into: AnyStoredEvent[], maxBatch?: number) => {
       const sub = await log.subscribe({ group, topics: [topic], maxBatch, handler: async (b) => void into.push(...b) });
       subs.push(sub);
       return sub;
@@ -67,7 +67,7 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
       positions.forEach((p, i) => {
         expect(p.partition).toBe(partitionForKey(events[i]!.key, 3));
       });
-      const got: StoredEvent[] = [];
+      const got: AnyStoredEvent[] = [];
       await consume(t.log, `g-${uid()}`, topic, got, 7);
       await waitFor(() => got.length >= 60, '60 events');
       for (const key of keys) {
@@ -96,7 +96,7 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
       });
       await waitFor(() => seenByFirst > 0, 'first delivery');
       await first.stop();
-      const got: StoredEvent[] = [];
+      const got: AnyStoredEvent[] = [];
       await consume(t.log, group, topic, got);
       await waitFor(() => got.length >= 5, 'redelivery', 45_000);
       expect(got.map(seqOf)).toEqual([0, 1, 2, 3, 4]);
@@ -129,8 +129,8 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
         topic,
         Array.from({ length: 20 }, (_, i) => testEvent(`k${i % 5}`, i)),
       );
-      const a: StoredEvent[] = [];
-      const b: StoredEvent[] = [];
+      const a: AnyStoredEvent[] = [];
+      const b: AnyStoredEvent[] = [];
       await consume(t.log, `ga-${uid()}`, topic, a);
       await consume(t.log, `gb-${uid()}`, topic, b);
       await waitFor(() => a.length >= 20 && b.length >= 20, 'both groups');
@@ -146,7 +146,7 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
         topic,
         Array.from({ length: 10 }, (_, i) => testEvent(`k${i % 3}`, i)),
       );
-      const got: StoredEvent[] = [];
+      const got: AnyStoredEvent[] = [];
       let sub = await consume(t.log, group, topic, got);
       await waitFor(() => got.length >= 10, 'first pass');
       await sub.stop();
@@ -190,7 +190,7 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
         expect(r.committedOffset).toBeNull();
         expect(r.lag).toBe(r.endOffset);
       }
-      const got: StoredEvent[] = [];
+      const got: AnyStoredEvent[] = [];
       await consume(t.log, group, topic, got);
       await waitFor(async () => (await t.log.lag(group, [topic])).every((r) => r.lag === 0), 'lag 0');
       const after = await t.log.lag(group);
@@ -202,8 +202,8 @@ export const eventLogContract = (name: string, open: () => Promise<LogUnderTest>
       const group = `g-${uid()}`;
       await t.log.ensureTopics([{ name: topic, partitions: 4 }]);
       const peer = await t.openPeer();
-      const a: StoredEvent[] = [];
-      const b: StoredEvent[] = [];
+      const a: AnyStoredEvent[] = [];
+      const b: AnyStoredEvent[] = [];
       const subA = await consume(t.log, group, topic, a);
       const subB = await consume(peer, group, topic, b);
       // Wait until the rebalance gave each member a share and together they own all 4 partitions.

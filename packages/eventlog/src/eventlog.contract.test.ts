@@ -1,4 +1,4 @@
-import { testDatabases } from '@atlas/stores';
+import { testDatabases } from '@atlas/db/testing';
 import { EventCodec } from './codec.js';
 import { eventLogContract, type LogUnderTest } from './contract.js';
 import { migrateEventLog } from './embedded/migrations.js';

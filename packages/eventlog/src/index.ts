@@ -1,4 +1,5 @@
 export * from './codec.js';
+export * from './create-event-log.js';
 export * from './embedded/migrations.js';
 export * from './embedded/postgres-log.js';
 export * from './kafka/confluent-registry.js';
@@ -8,3 +9,4 @@ export * from './port.js';
 export * from './registry.js';
 export * from './runner.js';
 export * from './schemas.js';
+export * from './time-slice.js';

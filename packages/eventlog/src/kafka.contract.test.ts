@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server } from 'node:net';
-import { openDatabase } from '@atlas/stores';
+import { openDatabase } from '@atlas/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventCodec } from './codec.js';
 import { eventLogContract, type LogUnderTest } from './contract.js';

@@ -1,4 +1,4 @@
-import type { NewEvent, StoredEvent } from '@atlas/core';
+import type { AnyStoredEvent, NewEvent } from '@atlas/core';
 
 /** Where a reset moves a consumer group: the first retained offset, the end, or the first event at/after a time (ms). */
 export type ResetTarget = 'earliest' | 'latest' | { timestamp: number };
@@ -24,13 +24,13 @@ export interface SubscribeOptions {
    * batch is committed; when it rejects, nothing is committed and the batch is delivered again
    * after a backoff (at-least-once).
    */
-  handler: (batch: StoredEvent[]) => Promise<void>;
+  handler: (batch: AnyStoredEvent[]) => Promise<void>;
   /** Where a group with no committed offset starts: 'earliest' (default) or 'latest'. */
   start?: 'earliest' | 'latest';
   /** At most this many events per batch (default 500). */
   maxBatch?: number;
   /** Called when the handler rejects (before the redelivery backoff). */
-  onError?: (err: unknown, batch: StoredEvent[]) => void;
+  onError?: (err: unknown, batch: AnyStoredEvent[]) => void;
 }
 
 export interface TopicPartition {

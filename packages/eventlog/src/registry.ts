@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AtlasError } from '@atlas/core';
+import type { Db } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
 
 /**
@@ -22,7 +23,7 @@ export class KyselySchemaRegistry implements SchemaRegistry {
   private readonly byId = new Map<number, { subject: string; schemaJson: string }>();
   private readonly db: Kysely<RegistryTables>;
 
-  constructor(db: Kysely<unknown>) {
+  constructor(db: Db) {
     this.db = db as Kysely<RegistryTables>;
   }
 

@@ -1,18 +1,21 @@
-import { AtlasError, type EventType, isRetriable, type StoredEvent, TOPICS } from '@atlas/core';
+import { type AnyStoredEvent, AtlasError, type EventType, isRetriable, TOPICS } from '@atlas/core';
 import type { EventLog, Subscription } from './port.js';
+import type { TimeSlicer } from './time-slice.js';
 
 /**
  * A projector: events in, idempotent writes out (ARCHITECTURE.md). It knows nothing of the log:
  * the runner consumes, calls `handle` with the events it handles (one partition, in order),
- * commits, retries retriable errors and dead-letters the rest.
+ * commits, retries retriable errors and dead-letters the rest. `D` is what it writes to; `T` the event types it
+ * handles, so `handles` and `handle` cannot disagree: `handle` gets only events of a type in `handles`, and
+ * `switch (e.type)` narrows their data.
  */
-export interface Projector<D> {
+export interface Projector<D, T extends EventType = EventType> {
   /** Also names its consumer group: `atlas.projector.<name>`. */
   readonly name: string;
   readonly topics: readonly string[];
-  readonly handles: readonly EventType[];
+  readonly handles: readonly T[];
   /** Must be idempotent: the same events may arrive again after a crash or a replay. */
-  handle(events: StoredEvent[], deps: D): Promise<void>;
+  handle(events: AnyStoredEvent<T>[], deps: D): Promise<void>;
   /** Empties the projector's read store before a replay rebuilds it from its topics. */
   reset?(deps: D): Promise<void>;
 }
@@ -22,6 +25,11 @@ export interface RunnerOptions {
   maxAttempts?: number;
   maxBatch?: number;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /**
+   * The process's time slicer: the subscription (its polls, commits and every batch) runs as its background work, so
+   * the batches give the event loop a turn at every slice (docs/cli.md). Absent: the batches run as they come.
+   */
+  slicer?: TimeSlicer;
 }
 
 /**
@@ -40,19 +48,20 @@ export const groupOf = (projector: { name: string }): string => `atlas.projector
  * event, which is retried `maxAttempts` times and then appended to `atlas.dead-letters` as `DeadLettered` with the
  * error, its code (an AtlasError's) and the original event (type, key and data as JSON), and the partition goes on
  * with the next event. An error that says so (deadLetterAtOnce: the LLM fact extractor when no provider answers) is
- * dead-lettered at its first failure: retrying at once would meet the same outage.
+ * dead-lettered at its first failure: retrying at once would meet the same outage. With `opts.slicer` the subscription is
+ * the slicer's background work (every query of its batches may wait for the next turn of the event loop).
  */
-export const runProjector = async <D>(
+export const runProjector = async <D, T extends EventType>(
   eventLog: EventLog,
-  projector: Projector<D>,
+  projector: Projector<D, T>,
   deps: D,
   opts: RunnerOptions = {},
 ): Promise<Subscription> => {
   const maxAttempts = opts.maxAttempts ?? 5;
   const group = groupOf(projector);
-  const wanted = new Set<string>(projector.handles);
+  const wanted = new Set<EventType>(projector.handles);
 
-  const deadLetter = async (event: StoredEvent, err: unknown, attempts: number) => {
+  const deadLetter = async (event: AnyStoredEvent<T>, err: unknown, attempts: number) => {
     opts.log?.error({ projector: projector.name, offset: event.offset, err }, 'event dead-lettered');
     await eventLog.append(TOPICS.deadLetters, [
       {
@@ -66,18 +75,18 @@ export const runProjector = async <D>(
           eventType: event.type,
           key: event.key,
           error: err instanceof Error ? err.message : String(err),
-          // v3: the error's code, so an item can be found by its cause (the LLM recovery re-drive).
+          // The error's code, so an item can be found by its cause (the LLM recovery re-drive).
           errorCode: err instanceof AtlasError ? err.code : null,
           attempts,
           failedAt: new Date().toISOString(),
-          // v2: the original event's data, so an admin can re-drive it (POST /api/admin/dead-letters/{id}/redrive).
+          // The original event's data, so an admin can re-drive it (POST /api/admin/dead-letters/{id}/redrive).
           eventData: JSON.stringify(event.data),
         },
       },
     ]);
   };
 
-  const handleOne = async (event: StoredEvent) => {
+  const handleOne = async (event: AnyStoredEvent<T>) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await projector.handle([event], deps);
@@ -88,21 +97,24 @@ export const runProjector = async <D>(
     }
   };
 
-  return eventLog.subscribe({
-    group,
-    topics: projector.topics,
-    maxBatch: opts.maxBatch,
-    handler: async (batch) => {
-      const events = batch.filter((e) => wanted.has(e.type));
-      if (events.length === 0) return;
-      try {
-        await projector.handle(events, deps);
-      } catch (err) {
-        if (isRetriable(err)) throw err;
-        opts.log?.warn({ projector: projector.name, err }, 'batch failed; retrying event by event');
-        for (const event of events) await handleOne(event);
-      }
-    },
-    onError: (err) => opts.log?.warn({ projector: projector.name, err }, 'projector batch will be retried'),
-  });
+  const subscribe = () =>
+    eventLog.subscribe({
+      group,
+      topics: projector.topics,
+      maxBatch: opts.maxBatch,
+      handler: async (batch) => {
+        // The runner hands a projector only events of a type it names in `handles`, which is what `T` says.
+        const events = batch.filter((e) => wanted.has(e.type)) as AnyStoredEvent<T>[];
+        if (events.length === 0) return;
+        try {
+          await projector.handle(events, deps);
+        } catch (err) {
+          if (isRetriable(err)) throw err;
+          opts.log?.warn({ projector: projector.name, err }, 'batch failed; retrying event by event');
+          for (const event of events) await handleOne(event);
+        }
+      },
+      onError: (err) => opts.log?.warn({ projector: projector.name, err }, 'projector batch will be retried'),
+    });
+  return opts.slicer ? opts.slicer.background(subscribe) : subscribe();
 };

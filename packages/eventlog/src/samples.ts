@@ -185,6 +185,13 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     channelId: 'C03S1KBA2',
     cancelledAt: '2018-02-06T00:00:05.000Z',
   },
+  WikiRefreshRequested: {
+    jobId: '5c2e7a4b-1f3d-4c8e-9b6a-2d4f6e8a0c12',
+    channelId: 'C03S1KBA2',
+    mode: 'full',
+    requestedAt: '2018-02-06T00:00:00.000Z',
+    requestedBy: 'api',
+  },
   SyncJobUpdated: {
     jobId: '0b6f4c1e-7d2a-4f4e-9a51-3c1d2e8f9a10',
     channelId: 'C03S1KBA2',

@@ -16,6 +16,7 @@ import {
   SyncJobUpdated,
   SyncRequested,
   SyncScheduleUpdated,
+  WikiRefreshRequested,
   WriteIntentCreated,
 } from '@atlas/core';
 import avro from 'avsc';
@@ -43,6 +44,7 @@ const zodOf = {
   StoreWriteApplied,
   StoreWriteFailed,
   DeadLetterRedriven,
+  WikiRefreshRequested,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

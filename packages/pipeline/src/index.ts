@@ -6,8 +6,8 @@ export {
   type LlmFactExtractorOptions,
   type LlmFactExtractorStats,
   toFacts,
-} from './llm-extractor.js';
-export { OfflineFactExtractor } from './offline-extractor.js';
-export type { ExtractionInput, FactExtractor, ThreadContext } from './port.js';
-export { type Preprocessed, preprocess, summarizeThreadContext } from './preprocess.js';
-export { selectFacts } from './select.js';
+} from './facts/llm-extractor.js';
+export { OfflineFactExtractor } from './facts/offline-extractor.js';
+export type { ExtractionInput, FactExtractor, ThreadContext } from './facts/port.js';
+export { type Preprocessed, preprocess, summarizeThreadContext } from './facts/preprocess.js';
+export { selectFacts } from './facts/select.js';

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type MessageIngested, messageUuid, type Person } from '@atlas/core';
-import type { ExtractionInput, ThreadContext } from './port.js';
-import { preprocess } from './preprocess.js';
+import type { ExtractionInput, ThreadContext } from './facts/port.js';
+import { preprocess } from './facts/preprocess.js';
 
 /** Shared data sets, resolved from this file (packages/pipeline/src → /work/shared/data). */
 export const DATA_DIR = path.resolve(import.meta.dirname, '../../../../shared/data');

@@ -51,5 +51,10 @@ export async function detectSourceFormat(src: ExportSource): Promise<ImportForma
  * or when the path cannot be read.
  */
 export async function detectFormat(path: string): Promise<ImportFormat> {
-  return detectSourceFormat(await openSource(path));
+  const src = await openSource(path);
+  try {
+    return await detectSourceFormat(src);
+  } finally {
+    await src.close();
+  }
 }

@@ -1,10 +1,10 @@
 import { type Attachment, type MessageIngested, messageUuid, type Person, type Reaction } from '@atlas/core';
 import { arr, isObj, type JsonObject, kindOf, nonEmpty, num, obj, str } from './json.js';
-import { contentHash, type ImportPlan, mediaTypeOfName, PlanBuilder } from './plan.js';
+import { contentHash, type ImportOptions, type ImportPlan, mediaTypeOfName, PlanBuilder } from './plan.js';
 import { type ExportSource, importFailed, openSource, readJson } from './source.js';
 
 /**
- * Type rule (also in README.md): keep user content — `Default`, `Reply`, and the application-command types
+ * Type rule (also in packages/platforms/README.md): keep user content — `Default`, `Reply`, and the application-command types
  * `ChatInputCommand` / `ContextMenuCommand` (DiscordChatExporter writes types it has no name for as their
  * number, so `20` / `23` too). Skip every other type (DCE's system messages: `ThreadCreated`,
  * `GuildMemberJoin`, `ChannelPinnedMessage`, `RecipientAdd`, `RecipientRemove`, `Call`, `ChannelNameChange`,
@@ -208,8 +208,11 @@ function planChannel(plan: PlanBuilder, ch: DiscordChannel): void {
   for (const reason of skipped) plan.skip(ch.id, reason);
 }
 
-/** Plans the import of DiscordChatExporter JSON (platform_b) from an opened source (see parseDiscordExport). */
-export async function planDiscord(src: ExportSource): Promise<ImportPlan> {
+/**
+ * Plans the import of DiscordChatExporter JSON (platform_b) from an opened source (see parseDiscordExport);
+ * `opts.onFileRead` is called after each file.
+ */
+export async function planDiscord(src: ExportSource, opts: ImportOptions = {}): Promise<ImportPlan> {
   const plan = new PlanBuilder('platform_b_export', src.path);
   const files = src.kind === 'file' ? src.files : src.files.filter((f) => !f.includes('/') && /\.json$/i.test(f));
   if (files.length === 0) throw importFailed(src.name, 'no DiscordChatExporter .json file found');
@@ -217,6 +220,7 @@ export async function planDiscord(src: ExportSource): Promise<ImportPlan> {
   for (const file of files) {
     const ch = readChannelFile(file, await readJson(src, file));
     plan.filesRead += 1;
+    opts.onFileRead?.(plan.filesRead, files.length);
     const prev = channels.get(ch.id);
     if (prev) prev.messages.push(...ch.messages);
     else channels.set(ch.id, ch);
@@ -232,6 +236,11 @@ export async function planDiscord(src: ExportSource): Promise<ImportPlan> {
  * Throws AtlasError IMPORT_FAILED naming the file for invalid JSON, a file without guild/channel/messages[],
  * or a message without `id` or a valid `timestamp`.
  */
-export async function parseDiscordExport(path: string): Promise<ImportPlan> {
-  return planDiscord(await openSource(path));
+export async function parseDiscordExport(path: string, opts: ImportOptions = {}): Promise<ImportPlan> {
+  const src = await openSource(path, opts);
+  try {
+    return await planDiscord(src, opts);
+  } finally {
+    await src.close();
+  }
 }

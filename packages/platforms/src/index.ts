@@ -53,10 +53,16 @@ export {
  * `opts.workspaceUrl` (Slack only) sets the permalink host when the export does not reveal it.
  * Throws AtlasError IMPORT_FAILED (`<file>: <problem>`, details {file, problem}) on the first bad input:
  * unknown format, invalid JSON, a day file that is not an array, a message without ts / id / timestamp,
- * or a Slack export without channels.json.
+ * or a Slack export without channels.json; a zip beyond `opts.zipLimits` (docs/import.md "Archive bounds").
+ * `opts.onFileRead` reports the files read (the "reading files" phase of `atlas import`).
  */
 export async function planImport(path: string, opts: ImportOptions = {}): Promise<ImportPlan> {
-  const src = await openSource(path);
-  const format = await detectSourceFormat(src);
-  return format === 'platform_a_export' ? planSlack(src, opts) : planDiscord(src);
+  const src = await openSource(path, opts);
+  try {
+    const format = await detectSourceFormat(src);
+    return await (format === 'platform_a_export' ? planSlack(src, opts) : planDiscord(src, opts));
+  } finally {
+    await src.close();
+  }
 }
+export { DEFAULT_ZIP_LIMITS, formatBytes, RATIO_FLOOR_BYTES, type ZipLimits, zipLimitsOf } from './zip.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AtlasError, type Attachment, ChannelDiscovered, MessageIngested, type Reaction } from '@atlas/core';
+import type { ZipLimits } from './zip.js';
 
 export type ImportFormat = 'platform_a_export' | 'platform_b_export';
 
@@ -7,6 +8,13 @@ export type ImportFormat = 'platform_a_export' | 'platform_b_export';
 export interface ImportOptions {
   /** Slack workspace URL (e.g. `https://acme.slack.com`) for permalinks; overrides the one inferred from the export. */
   workspaceUrl?: string;
+  /** Bounds of a zipped export (default: DEFAULT_ZIP_LIMITS; docs/import.md "Archive bounds"). */
+  zipLimits?: ZipLimits;
+  /**
+   * Called as each file of the export has been read: `read` of `total` files the plan reads (the total is known once
+   * the file listing, or for a Slack export channels.json, has been read; it does not change afterwards).
+   */
+  onFileRead?: (read: number, total: number) => void;
 }
 
 /** Everything an import would apply, computed without side effects. */

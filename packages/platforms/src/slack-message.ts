@@ -10,7 +10,7 @@ import { contentHash, mediaTypeOfMime } from './plan.js';
 import { type SlackContext, slackMentions } from './slack-context.js';
 
 /**
- * Subtype rule (also in README.md):
+ * Subtype rule (also in packages/platforms/README.md and docs/ingestion.md):
  * - keep ordinary messages (no subtype) and the user-content subtypes below;
  * - skip the system subtypes below, and any other subtype whose message is `hidden: true`;
  * - keep any other (unknown, visible) subtype, labelled with its subtype.

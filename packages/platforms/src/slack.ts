@@ -57,13 +57,32 @@ function parseDay(file: string, text: string): JsonObject[] {
 const dayFiles = (src: ExportSource, folder: string): string[] =>
   src.files.filter((f) => f.startsWith(`${folder}/`) && f.toLowerCase().endsWith('.json'));
 
-/** Reads every day file of every channel (in parallel), then parses them in order: the first bad file throws. */
-async function readChannelDays(src: ExportSource, channels: SlackChannel[]): Promise<ChannelDays[]> {
+/** The day files of each channel: its folder by name, else by id. */
+const channelDayFiles = (src: ExportSource, channels: SlackChannel[]): { channel: SlackChannel; files: string[] }[] =>
+  channels.map((channel) => {
+    const files = dayFiles(src, channel.name);
+    return { channel, files: files.length > 0 ? files : dayFiles(src, channel.id) };
+  });
+
+/**
+ * Reads every day file of every channel (in parallel), then parses them in order: the first bad file throws.
+ * `onRead` is called after each file read.
+ */
+async function readChannelDays(
+  src: ExportSource,
+  channels: SlackChannel[],
+  onRead: () => void = () => undefined,
+): Promise<ChannelDays[]> {
   const perChannel = await Promise.all(
-    channels.map(async (channel) => {
-      const files = dayFiles(src, channel.name);
-      if (files.length === 0) files.push(...dayFiles(src, channel.id));
-      return { channel, files, texts: await Promise.all(files.map((f) => src.readText(f))) };
+    channelDayFiles(src, channels).map(async ({ channel, files }) => {
+      const texts = await Promise.all(
+        files.map(async (f) => {
+          const text = await src.readText(f);
+          onRead();
+          return text;
+        }),
+      );
+      return { channel, files, texts };
     }),
   );
   return perChannel.map(({ channel, files, texts }) => {
@@ -100,7 +119,11 @@ export async function planSlack(src: ExportSource, opts: ImportOptions = {}): Pr
     plan.filesRead += 1;
   }
   const users = parseUsers('users.json', rawUsers);
-  const days = await readChannelDays(src, channels);
+  // Files read: channels.json, users.json, then the day files (their number is known once channels.json is).
+  const total = plan.filesRead + channelDayFiles(src, channels).reduce((n, c) => n + c.files.length, 0);
+  let read = plan.filesRead;
+  opts.onFileRead?.(read, total);
+  const days = await readChannelDays(src, channels, () => opts.onFileRead?.(++read, total));
   const ctx = buildSlackContext({
     messages: days.flatMap((d) => d.messages),
     users,
@@ -160,5 +183,10 @@ function partition(messages: JsonObject[]): { kept: JsonObject[]; skipped: strin
  * channels.json is missing, a file is not valid JSON, a day file is not an array, or a message has no `ts`.
  */
 export async function parseSlackExport(path: string, opts: ImportOptions = {}): Promise<ImportPlan> {
-  return planSlack(await openSource(path), opts);
+  const src = await openSource(path, opts);
+  try {
+    return await planSlack(src, opts);
+  } finally {
+    await src.close();
+  }
 }

@@ -1,7 +1,7 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { AtlasError } from '@atlas/core';
-import { unzipSync } from 'fflate';
+import { DEFAULT_ZIP_LIMITS, openZipArchive, type ZipLimits } from './zip.js';
 
 /**
  * The error every importer throws on bad input: `IMPORT_FAILED` with message `<file>: <problem>`,
@@ -27,28 +27,50 @@ export interface ExportSource {
   readText(rel: string): Promise<string>;
   /** The first `bytes` bytes of a file as text, for format sniffing. */
   head(rel: string, bytes?: number): Promise<string>;
+  /** Releases what the source holds open (a zip's file descriptor); reads fail afterwards. */
+  close(): Promise<void>;
+}
+
+/** Options of openSource. */
+export interface SourceOptions {
+  /** Bounds of a zipped export (default: DEFAULT_ZIP_LIMITS, the default configuration's). */
+  zipLimits?: ZipLimits;
 }
 
 const decoder = new TextDecoder('utf-8');
 const stripBom = (s: string): string => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
 const HEAD_BYTES = 64 * 1024;
 
-/** Opens `path` as an ExportSource; throws IMPORT_FAILED when it does not exist or is an unreadable zip. */
-export async function openSource(path: string): Promise<ExportSource> {
+/**
+ * Opens `path` as an ExportSource (close it when done). Throws IMPORT_FAILED when it does not exist, is an unreadable
+ * zip, or is a zip beyond `opts.zipLimits` (entry count, per-file and total uncompressed size, compression ratio:
+ * openZipArchive). Reading a file fails with IMPORT_FAILED too (unreadable, too long for one string, a zip bomb).
+ */
+export async function openSource(path: string, opts: SourceOptions = {}): Promise<ExportSource> {
   const base = nodePath.basename(path);
   const info = await stat(path).catch((err: unknown) => {
     throw importFailed(base, `cannot read the import path (${(err as Error).message})`, { path }, err);
   });
   if (info.isDirectory()) return openDir(path);
-  if (base.toLowerCase().endsWith('.zip')) return openZip(path);
+  if (base.toLowerCase().endsWith('.zip')) return openZip(path, opts.zipLimits ?? DEFAULT_ZIP_LIMITS);
   return {
     path,
     kind: 'file',
     name: base.replace(/\.json$/i, ''),
     files: [base],
-    readText: async () => stripBom(await readFile(path, 'utf8')),
+    readText: () => readTextFile(path, base),
     head: (_rel, bytes = HEAD_BYTES) => readHead(path, bytes),
+    close: async () => undefined,
   };
+}
+
+/** A whole file as text; a file V8 cannot hold as one string (over ~512 MiB) or cannot read is IMPORT_FAILED. */
+async function readTextFile(file: string, rel: string): Promise<string> {
+  try {
+    return stripBom(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw importFailed(rel, `cannot read: ${(err as Error).message}`, {}, err);
+  }
 }
 
 async function readHead(file: string, bytes: number): Promise<string> {
@@ -79,49 +101,24 @@ async function openDir(root: string): Promise<ExportSource> {
     kind: 'dir',
     name: nodePath.basename(nodePath.resolve(root)),
     files,
-    readText: async (rel) => stripBom(await readFile(abs(rel), 'utf8')),
+    readText: (rel) => readTextFile(abs(rel), rel),
     head: (rel, bytes = HEAD_BYTES) => readHead(abs(rel), bytes),
+    close: async () => undefined,
   };
 }
 
-async function openZip(zipPath: string): Promise<ExportSource> {
-  const base = nodePath.basename(zipPath);
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(await readFile(zipPath), {
-      filter: (f) => !f.name.endsWith('/') && !f.name.startsWith('__MACOSX/'),
-    });
-  } catch (err) {
-    throw importFailed(base, `invalid zip archive: ${(err as Error).message}`, {}, err);
-  }
-  const names = Object.keys(entries);
-  const prefix = commonTopDir(names);
-  const byRel = new Map<string, Uint8Array>();
-  for (const n of names) {
-    const rel = n.slice(prefix.length);
-    if (rel.split('/').length <= 2) byRel.set(rel, entries[n]!);
-  }
-  const get = (rel: string): Uint8Array => {
-    const data = byRel.get(rel);
-    if (!data) throw importFailed(rel, 'missing from the zip archive');
-    return data;
-  };
+/** A zip of an export, read through openZipArchive: bounded, and only the files read are inflated. */
+async function openZip(zipPath: string, limits: ZipLimits): Promise<ExportSource> {
+  const zip = await openZipArchive(zipPath, limits, importFailed);
   return {
     path: zipPath,
     kind: 'zip',
-    name: base.replace(/\.zip$/i, ''),
-    files: [...byRel.keys()].sort(),
-    readText: async (rel) => stripBom(decoder.decode(get(rel))),
-    head: async (rel, bytes = HEAD_BYTES) => stripBom(decoder.decode(get(rel).subarray(0, bytes))),
+    name: nodePath.basename(zipPath).replace(/\.zip$/i, ''),
+    files: zip.files,
+    readText: async (rel) => stripBom(decoder.decode(await zip.read(rel))),
+    head: async (rel, bytes = HEAD_BYTES) => stripBom(decoder.decode(await zip.head(rel, bytes))),
+    close: zip.close,
   };
-}
-
-/** `dir/` when every entry lives under the same top-level folder (a zipped folder), else ''. */
-function commonTopDir(names: readonly string[]): string {
-  const first = names[0];
-  if (first === undefined || !first.includes('/')) return '';
-  const top = `${first.split('/')[0]}/`;
-  return names.every((n) => n.startsWith(top)) ? top : '';
 }
 
 /** Reads and parses one JSON file; invalid JSON throws IMPORT_FAILED with the parser's message (and position). */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { breakerSnapshots } from '@atlas/core';
+import { BreakerSet } from '@atlas/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Embedder, normalize } from './embedder.js';
 import { GuardedEmbedder } from './guarded-embedder.js';
@@ -54,7 +54,7 @@ describe('HttpWebSearchProvider', () => {
     expect(results.map((r) => r.title)).toEqual(['t1', 't2']);
     expect(seen.url).toBe('/search?format=json&q=kafka+retention&limit=2');
     expect(seen.auth).toBe('Bearer k');
-    expect(breakerSnapshots().find((b) => b.name === web.breaker.name)?.dependency).toBe('web_search_provider');
+    expect(new BreakerSet().add(web.breaker).snapshots()[0]?.dependency).toBe('web_search_provider');
   });
 
   it('a stalled endpoint times out (5 s in production; 100 ms here); 3 failures open the breaker; a 400 does not count', async () => {

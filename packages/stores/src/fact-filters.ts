@@ -2,6 +2,20 @@ import { type RawBuilder, sql } from 'kysely';
 import type { KeywordFilters } from './keyword/port.js';
 
 /**
+ * The columns factFilterSql reads, shared by the keyword and vector fact tables; message_ts as the driver returns it.
+ * A type, not an interface, so that table types built on it keep an implicit index signature (`withTables<T>()`).
+ */
+export type FactFilterColumns = {
+  channel_id: string;
+  fact_type: string;
+  importance: string;
+  topic_tags: string[];
+  entity_tags: string[];
+  author_name: string;
+  message_ts: Date | string;
+};
+
+/**
  * The WHERE clause of the spec's search filters over a fact table with the columns channel_id, fact_type,
  * importance, topic_tags, entity_tags, author_name and message_ts (keyword and vector stores share it).
  * Topics match lower-cased; entities and authors match case-insensitively; date_range end is optional.

@@ -76,7 +76,7 @@ export const guardVectorStore = (store: VectorStore, opts: GuardStoreOptions = {
       isWarm: 'bypass',
     },
     (method, args) => {
-      if (method !== 'search' || !store.isWarm) return undefined;
+      if ((method !== 'search' && method !== 'matches') || !store.isWarm) return undefined;
       const q = args[0] as { channelId?: string | null } | undefined;
       return store.isWarm(q?.channelId ?? null) ? undefined : BULK_TIMEOUT_MS;
     },

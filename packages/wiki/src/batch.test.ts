@@ -1,13 +1,12 @@
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import { migrateWiki, WikiStore } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
-import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
 import { batchedDeps } from './batch.js';
-import { generateChannelWiki, type WikiGenerateDeps } from './generate.js';
-import type { WikiPage, WikiStructure } from './render.js';
+import type { WikiPage, WikiStructure } from './index.js';
+import { generateChannelWiki, type WikiGenerateDeps } from './index.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 /** Messages held back from the first import in every channel: the "next sync". */

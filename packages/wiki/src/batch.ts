@@ -1,6 +1,12 @@
 import DataLoader from 'dataloader';
 import { bindAll } from './cache.js';
-import type { MemoryRecord, WikiDocumentSource, WikiGenerateDeps, WikiGraphSource, WikiSink } from './generate.js';
+import type {
+  MemoryRecord,
+  WikiDocumentSource,
+  WikiGenerateDeps,
+  WikiGraphSource,
+  WikiSink,
+} from './generate-types.js';
 
 /** Keys per batched call at most (ids in one `in (...)` list, queries in one statement). */
 const MAX_BATCH = 5000;

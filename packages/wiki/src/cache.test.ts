@@ -1,8 +1,8 @@
 import { migrateWiki, openDatabase, WikiStore } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedWikiSink } from './cache.js';
-import type { SourceRow, WikiSink } from './generate.js';
-import type { WikiPage, WikiStructure } from './render.js';
+import type { SourceRow, WikiSink } from './generate-types.js';
+import type { WikiPage, WikiStructure } from './index.js';
 import type { TopicCluster } from './types.js';
 
 const page = (id: string, content: string): WikiPage => ({

@@ -1,6 +1,5 @@
-import type { SourceRow, WikiSink } from './generate.js';
-import type { WikiPage } from './render.js';
-import type { TopicCluster } from './types.js';
+import type { SourceRow, WikiSink } from './generate-types.js';
+import type { TopicCluster, WikiPage } from './types.js';
 
 /** What the cache holds for one channel: the state of its current version as this process last wrote or read it. */
 interface Entry {

@@ -6,23 +6,7 @@
  * rewritten fact, so a reader can check it against the message. verifyCitation is the check the
  * renderer applies before showing a claim: a claim whose citation does not verify is dropped.
  */
-import type { SourceMessage, WikiFact } from './types.js';
-
-/** Spec "Wiki" citation shape. */
-export interface WikiCitation {
-  /** `[n]`, n counted from 1 per page. */
-  id: string;
-  author: string;
-  /** Channel name. */
-  channel: string;
-  /** ISO 8601 UTC, the source message's timestamp. */
-  timestamp: string;
-  /** A span of the source message text (markup rendered), at most ~EXCERPT_MAX_CHARS; `…` marks a cut. */
-  text_excerpt: string;
-  permalink: string;
-  media_type: string | null;
-  media_name: string | null;
-}
+import type { SourceMessage, WikiCitation, WikiFact } from './types.js';
 
 /** Options shared by citationFor and verifyCitation: user (and role) ids to display names, for mentions. */
 export interface CitationOptions {

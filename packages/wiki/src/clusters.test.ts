@@ -13,7 +13,7 @@ import {
   DEFAULT_CLUSTER_PARAMS,
   type FactVector,
   healthPass,
-} from './clusters.js';
+} from './index.js';
 import type { TopicCluster } from './types.js';
 
 const DIM = 16;

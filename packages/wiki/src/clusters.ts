@@ -12,12 +12,27 @@
  * With `center` (the default) every similarity decision is made on vectors minus their channel's mean (see
  * `ClusterParams.center`); "cosine" in the docs below then means that centred cosine. Stored centroids and
  * coherence are always the raw ones the types describe.
- */
-import { deterministicId } from '@atlas/core';
-import { kmeans } from 'ml-kmeans';
-import type { TopicCluster } from './types.js';
+
 
 /** Thresholds of the clustering; cosines are in [-1, 1], sizes in facts. */
+import { kmeans } from 'ml-kmeans';
+import type { TopicCluster } from './types.js';
+import {
+  type Acc,
+  accOf,
+  addTo,
+  centredSims,
+  centroidOf,
+  channelMeans,
+  coherenceWith,
+  dot,
+  freshId,
+  meanOf,
+  rebuild,
+  sim,
+  unit,
+} from './vectors.js';
+
 export interface ClusterParams {
   /** A new fact joins the nearest cluster of its channel when cosine(fact, centroid) >= this; else it seeds one. */
   assignThreshold: number;
@@ -91,91 +106,6 @@ export const DEFAULT_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
   center: true,
 });
 
-/**
- * Author centring, applied to fact vectors before clustering (generate.ts): v' = unit(v - beta * a), `a` the mean of
- * the unit vectors of all the channel's facts by the same author, for authors with at least `minFacts` facts.
- * Why: fact texts name their author ("noisesmith would avoid ..."), and the encoder places a prolific author's facts
- * close together whatever they are about, so topics came out as one person's voice. Measured on the 3 busiest
- * Clojurians channels (clusters after a full pass, size-weighted share of each cluster's commonest author): beta 0:
- * 0.38, 0.53, 0.59; beta 0.5: 0.20, 0.32, 0.44, with the same cluster counts (30/31, 24/24, 18/15) and clusters that
- * read as topics (installing and upgrading leiningen; java interop) instead of one author's afternoon.
- *
- * The thresholds re-checked with centring (all 82 Clojurians channels, full pass, size-weighted figures; "busiest":
- * clusters/largest of the 5 busiest channels):
- *
- * | beta | assign / fold | clusters | singletons | coherence (lowest) | topic share | top-author share | busiest |
- * |------|---------------|----------|------------|--------------------|-------------|------------------|---------|
- * | 0    | 0.15 / 0.1    | 336      | 22         | 0.79 (0.61)        | 0.98        | 0.52             | 20/84 17/48 14/25 14/42 14/47 |
- * | 0    | 0.2 / 0.1     | 404      | 29         | 0.81 (0.59)        | 0.97        | 0.57             | 30/42 24/33 18/23 19/33 21/24 |
- * | 0    | 0.25 / 0.15   | 500      | 79         | 0.82 (0.66)        | 0.94        | 0.61             | 39/34 24/26 24/15 25/30 24/22 |
- * | 0.5  | 0.15 / 0.1    | 382      | 34         | 0.68 (0.40)        | 0.96        | 0.39             | 20/74 17/48 14/30 15/35 18/35 |
- * | 0.5  | **0.2 / 0.1** | 438      | 50         | 0.70 (0.41)        | 0.95        | 0.41             | 31/61 24/43 15/29 22/29 19/30 |
- * | 0.5  | 0.25 / 0.15   | 593      | 131        | 0.74 (0.42)        | 0.91        | 0.46             | 48/55 36/38 22/28 28/33 24/26 |
- *
- * Kept: assign 0.2, fold 0.1 (the middle row: 95% of facts in topics of >= 3, no cluster under the spec's 0.4).
- * Centring costs coherence (it removes the shared author direction), and the lowest clusters now sit at the 0.4 rule.
- */
-export const AUTHOR_CENTRING = Object.freeze({ beta: 0.5, minFacts: 3 });
-
-/** Per author: the sum of the vectors of their facts and how many were summed (authorSums). */
-export type AuthorSums = Map<string, { sum: number[]; n: number }>;
-
-/** The vector sum and count per author over `vectors` (fact id → vector; `authorOf`: fact id → author). */
-export function authorSums(
-  vectors: ReadonlyMap<string, readonly number[]>,
-  authorOf: ReadonlyMap<string, string>,
-): AuthorSums {
-  const sums: AuthorSums = new Map();
-  for (const [id, v] of vectors) {
-    const a = authorOf.get(id);
-    if (a !== undefined) addToSum(sums, a, v);
-  }
-  return sums;
-}
-
-/** Adds one vector to an author's sum (creating it). */
-export function addToSum(sums: AuthorSums, author: string, v: readonly number[]): void {
-  let s = sums.get(author);
-  if (!s) {
-    s = { sum: new Array<number>(v.length).fill(0), n: 0 };
-    sums.set(author, s);
-  }
-  for (let i = 0; i < v.length; i++) s.sum[i]! += v[i]!;
-  s.n++;
-}
-
-/**
- * Author-centred vectors (AUTHOR_CENTRING) of the facts in `ids`: `vectors` must hold the vectors of every fact of
- * the channel by those facts' authors (the author means are taken over them), unless `sums` gives the authors' sums
- * (authorSums over those vectors: a long-lived generator keeps them between runs); `authorOf` maps fact id to
- * author. Facts whose author has fewer than `minFacts` facts with vectors keep their vector. Returns unit vectors.
- */
-export function authorCentred(
-  ids: Iterable<string>,
-  vectors: ReadonlyMap<string, readonly number[]>,
-  authorOf: ReadonlyMap<string, string>,
-  opts: { beta: number; minFacts: number } = AUTHOR_CENTRING,
-  sums: AuthorSums = authorSums(vectors, authorOf),
-): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const id of ids) {
-    const v = vectors.get(id);
-    if (!v) continue;
-    const s = sums.get(authorOf.get(id) ?? '');
-    if (!s || s.n < opts.minFacts) {
-      out.set(id, [...v]);
-      continue;
-    }
-    const w = v.map((x, i) => x - (opts.beta * s.sum[i]!) / s.n);
-    const norm = Math.hypot(...w) || 1;
-    out.set(
-      id,
-      w.map((x) => x / norm),
-    );
-  }
-  return out;
-}
-
 /** A fact to cluster: its id, its channel and its embedding. */
 export interface FactVector {
   id: string;
@@ -232,183 +162,6 @@ export interface ClusterStats {
   /** Clusters of one member. */
   singletons: number;
 }
-
-// ---- vector helpers (unit vectors as number[]) ----
-
-/**
- * cosine(a - m, b - m) (plain cosine without m): the similarity behind every decision. 0 when either side is 0.
- */
-const sim = (a: readonly number[], b: readonly number[], m?: readonly number[]): number => {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]! - (m ? m[i]! : 0);
-    const y = b[i]! - (m ? m[i]! : 0);
-    ab += x * y;
-    aa += x * x;
-    bb += y * y;
-  }
-  return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
-};
-
-/**
- * sim(v, mean of a's members, m) for many (v, a) pairs around one mean `m`, without allocating per pair: each vector's centred
- * form and squared norm are computed once (for the last v seen), and each cluster's centred mean once until the
- * cluster changes (addTo replaces acc.cluster, which keys the cache). The same operations in the same order as sim,
- * so bitwise the same value.
- */
-const centredSim = (m: readonly number[]): ((v: readonly number[], a: Acc) => number) => {
-  const means = new Map<TopicCluster, { y: number[]; bb: number }>();
-  let last: readonly number[] | null = null;
-  let x: number[] = [];
-  let aa = 0;
-  return (v, a) => {
-    if (v !== last) {
-      last = v;
-      x = new Array<number>(v.length);
-      aa = 0;
-      for (let i = 0; i < v.length; i++) {
-        const xi = v[i]! - m[i]!;
-        x[i] = xi;
-        aa += xi * xi;
-      }
-    }
-    let c = means.get(a.cluster);
-    if (!c) {
-      const n = a.cluster.member_ids.length;
-      const y = new Array<number>(a.sum.length);
-      let bb = 0;
-      for (let i = 0; i < a.sum.length; i++) {
-        const yi = a.sum[i]! / n - m[i]!;
-        y[i] = yi;
-        bb += yi * yi;
-      }
-      c = { y, bb };
-      means.set(a.cluster, c);
-    }
-    let ab = 0;
-    for (let i = 0; i < x.length; i++) ab += x[i]! * c.y[i]!;
-    return aa === 0 || c.bb === 0 ? 0 : ab / Math.sqrt(aa * c.bb);
-  };
-};
-
-/** centredSim per channel mean, made on first use. */
-const centredSims = (means: ReadonlyMap<string, number[]> | undefined) => {
-  const sims = new Map<string, (v: readonly number[], a: Acc) => number>();
-  return (channelId: string): ((v: readonly number[], a: Acc) => number) | undefined => {
-    const m = means?.get(channelId);
-    if (!m) return undefined;
-    let f = sims.get(channelId);
-    if (!f) {
-      f = centredSim(m);
-      sims.set(channelId, f);
-    }
-    return f;
-  };
-};
-
-/** Mean of a cluster's unit member vectors (not unit length): centroid * coherence. */
-const meanOf = (c: TopicCluster): number[] => c.centroid.map((x) => x * c.coherence);
-
-/**
- * Channels with fewer facts are not centred: the mean of a handful of vectors is mostly the vectors themselves
- * (two facts on one subject would end up pointing opposite ways).
- */
-const CENTER_MIN_FACTS = 20;
-
-/** Per channel, the mean of its unit fact vectors (sums of clusters plus loose vectors), when centring. */
-const channelMeans = (
-  sums: readonly { channel_id: string; sum: readonly number[]; n: number }[],
-): Map<string, number[]> => {
-  const acc = new Map<string, { sum: number[]; n: number }>();
-  for (const x of sums) {
-    const a = acc.get(x.channel_id) ?? { sum: new Array<number>(x.sum.length).fill(0), n: 0 };
-    for (let i = 0; i < x.sum.length; i++) a.sum[i] = a.sum[i]! + x.sum[i]!;
-    a.n += x.n;
-    acc.set(x.channel_id, a);
-  }
-  return new Map([...acc].filter(([, a]) => a.n >= CENTER_MIN_FACTS).map(([ch, a]) => [ch, a.sum.map((v) => v / a.n)]));
-};
-
-const dot = (a: readonly number[], b: readonly number[]): number => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-};
-
-const norm = (a: readonly number[]): number => Math.sqrt(dot(a, a));
-
-const unit = (a: readonly number[]): number[] => {
-  const n = norm(a);
-  return n === 0 ? a.map(() => 0) : a.map((x) => x / n);
-};
-
-/** Cosine similarity of two vectors of the same length, in [-1, 1] (0 when either is the zero vector). */
-export const cosine = (a: readonly number[], b: readonly number[]): number => {
-  const n = norm(a) * norm(b);
-  return n === 0 ? 0 : dot(a, b) / n;
-};
-
-/** Running sum of a cluster's unit member vectors (see the module note: sum = centroid * coherence * n). */
-interface Acc {
-  cluster: TopicCluster;
-  sum: number[];
-}
-
-const accOf = (c: TopicCluster): Acc => ({
-  cluster: c,
-  sum: c.centroid.map((x) => x * c.coherence * c.member_ids.length),
-});
-
-const addTo = (acc: Acc, id: string, v: readonly number[]): void => {
-  for (let i = 0; i < v.length; i++) acc.sum[i] = acc.sum[i]! + v[i]!;
-  const n = acc.cluster.member_ids.length + 1;
-  const len = norm(acc.sum);
-  acc.cluster = {
-    ...acc.cluster,
-    member_ids: [...acc.cluster.member_ids, id],
-    centroid: len === 0 ? acc.sum.slice() : acc.sum.map((x) => x / len),
-    coherence: len / n,
-  };
-};
-
-/** Coherence a cluster would have after taking `v` (without changing it). */
-const coherenceWith = (acc: Acc, v: readonly number[]): number => {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += (acc.sum[i]! + v[i]!) ** 2;
-  return Math.sqrt(s) / (acc.cluster.member_ids.length + 1);
-};
-
-/**
- * Coherence of a set of vectors: the mean cosine of each vector to their unit-length mean, in [0, 1]
- * (1 for one vector or identical ones; 0 for none). Spec: clusters below 0.4 are re-clustered.
- */
-export function coherence(vectors: readonly (readonly number[])[]): number {
-  return centroidOf(vectors.map(unit)).coherence;
-}
-
-/** Centroid (unit-length mean) and coherence of unit vectors. */
-const centroidOf = (units: readonly (readonly number[])[]): { centroid: number[]; coherence: number } => {
-  if (units.length === 0) return { centroid: [], coherence: 0 };
-  const sum = new Array<number>(units[0]!.length).fill(0);
-  for (const v of units) for (let i = 0; i < v.length; i++) sum[i] = sum[i]! + v[i]!;
-  const len = norm(sum);
-  return { centroid: len === 0 ? sum : sum.map((x) => x / len), coherence: len / units.length };
-};
-
-/** A cluster rebuilt exactly from its members' vectors. */
-const rebuild = (c: TopicCluster, members: readonly string[], vecs: ReadonlyMap<string, number[]>): TopicCluster => {
-  const { centroid, coherence } = centroidOf(members.map((m) => vecs.get(m) as number[]));
-  return { ...c, member_ids: [...members], centroid, coherence };
-};
-
-/** A cluster id not in `taken`: deterministicId('cluster', channel, ...parts), disambiguated on a clash. */
-const freshId = (taken: ReadonlySet<string>, channelId: string, ...parts: string[]): string => {
-  let id = deterministicId('cluster', channelId, ...parts);
-  for (let i = 2; taken.has(id); i++) id = deterministicId('cluster', channelId, ...parts, String(i));
-  return id;
-};
 
 /**
  * Online assignment (spec trigger 1, after each channel sync): each fact, in the order given, joins the nearest

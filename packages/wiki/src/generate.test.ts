@@ -1,25 +1,22 @@
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import { migrateWiki, WikiStore } from '@atlas/stores';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
-import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
-import { authorSums as sumsOf } from './clusters.js';
+import { authorSums as sumsOf } from './author-centring.js';
 import {
   type ChannelAuthorSums,
-  FACT_DEPENDENT_FIXED_PAGES,
-  generateChannelWiki,
-  type WikiGenerateDeps,
-} from './generate.js';
-import {
   checkWikiCitations,
+  FACT_DEPENDENT_FIXED_PAGES,
   FIXED_PAGES,
   GRAPH_UNAVAILABLE_NOTICE,
+  generateChannelWiki,
+  type WikiGenerateDeps,
   type WikiPage,
   type WikiStructure,
-} from './render.js';
+} from './index.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 /** Messages of #help held back from the first import, to arrive before the incremental run. */

@@ -2,14 +2,12 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan, drainProjectors } from '../../../services/cli/src/commands/import.js';
-import { openRuntime, type Runtime } from '../../../services/cli/src/runtime.js';
 import { citationFor, verifyCitation } from './citations.js';
 import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
-import { toWikiFact } from './generate.js';
-import { factWords, NEAR_DUPLICATE_OVERLAP, rankFacts, wordOverlap } from './rank.js';
+import { toWikiFact } from './generate-sources.js';
 import {
   byThread,
   checkWikiCitations,
@@ -23,7 +21,8 @@ import {
   tagVariant,
   titleWorthy,
   type WikiPage,
-} from './render.js';
+} from './index.js';
+import { factWords, NEAR_DUPLICATE_OVERLAP, rankFacts, wordOverlap } from './rank.js';
 import type { SourceMessage, TopicCluster, WikiFact } from './types.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
@@ -491,7 +490,7 @@ describe('renderChannelWiki (handcrafted)', () => {
       ...fact(id, msg(`m${id}`, `Note ${id} on the build`), `Note ${id}.`, tags),
       entity_tags: entities,
     });
-    // Every tag is on one fact: `badgering` (a topic word, rarer in the channel) used to win over `Nexus`.
+    // Every tag is on one fact: `badgering` (a topic word, rarer in the channel) must not win over `Nexus`.
     const loose = [f('x1', ['badgering'], ['Nexus']), f('x2', ['connection'], []), f('x3', ['lag'], [])];
     const other = [f('y1', ['nexus', 'upgrade'], []), f('y2', ['upgrade'], [])];
     const all = [...loose, ...other];

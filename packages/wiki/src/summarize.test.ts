@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { AtlasError } from '@atlas/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clusterOf, sourceMessage, wikiFact } from './fixtures.test-support.js';
-import { checkWikiCitations, citationMarkers, type RenderInput, renderChannelWiki, type WikiPage } from './render.js';
+import { checkWikiCitations, citationMarkers, type RenderInput, renderChannelWiki, type WikiPage } from './index.js';
 import {
   citedSummary,
   completionSummarizer,

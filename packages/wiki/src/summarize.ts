@@ -10,7 +10,8 @@
  */
 import { AtlasError } from '@atlas/core';
 import OpenAI from 'openai';
-import { citationMarkers, renumberCitations, type WikiPage } from './render.js';
+import { citationMarkers, renumberCitations } from './page-text.js';
+import type { WikiPage } from './types.js';
 
 /** One key fact of a topic page as the summarizer sees it. */
 export interface TopicKeyFact {
@@ -45,8 +46,17 @@ export interface WikiSummarizer {
    * Errors: AtlasError PROVIDER_UNAVAILABLE (retriable) when the model cannot be reached, times out or
    * returns no text.
    */
-  summarize(input: TopicSummaryInput): Promise<string>;
+  summarize(input: TopicSummaryInput): Promise<string | SummaryAnswer>;
 }
+
+/** A summary with what writing it cost: USD estimated from the tokens the model reported (0 for an unpriced model). */
+export interface SummaryAnswer {
+  text: string;
+  costUsd: number;
+}
+
+/** USD of one call from its model and token counts (e.g. @atlas/stores estimateLlmCostUsd). */
+export type LlmPrice = (model: string, promptTokens: number, completionTokens: number) => number;
 
 /** Options of openAiSummarizer. */
 export interface OpenAiSummarizerOptions {
@@ -58,6 +68,8 @@ export interface OpenAiSummarizerOptions {
   model: string;
   /** Per-request timeout, ms (the request is not retried). */
   timeoutMs: number;
+  /** Prices a call from the usage the endpoint reports; given, summarize answers {text, costUsd}. */
+  price?: LlmPrice | undefined;
 }
 
 const SYSTEM_PROMPT = `You summarise one topic of a team chat channel for the members of that channel.
@@ -96,8 +108,9 @@ export function openAiSummarizer(opts: OpenAiSummarizerOptions): WikiSummarizer 
     });
   return {
     model: opts.model,
-    async summarize(input: TopicSummaryInput): Promise<string> {
+    async summarize(input: TopicSummaryInput): Promise<string | SummaryAnswer> {
       let content: string | null | undefined;
+      let costUsd = 0;
       try {
         const res = await client.chat.completions.create({
           model: opts.model,
@@ -108,13 +121,15 @@ export function openAiSummarizer(opts: OpenAiSummarizerOptions): WikiSummarizer 
           ],
         });
         content = res.choices[0]?.message?.content;
+        if (opts.price && res.usage)
+          costUsd = opts.price(res.model || opts.model, res.usage.prompt_tokens, res.usage.completion_tokens);
       } catch (err) {
         const status = err instanceof OpenAI.APIError ? err.status : undefined;
         throw unavailable(err instanceof Error ? err.message : String(err), err, status);
       }
       const text = content?.trim();
       if (!text) throw unavailable('empty answer');
-      return text;
+      return opts.price ? { text, costUsd } : text;
     },
   };
 }
@@ -127,19 +142,22 @@ export function openAiSummarizer(opts: OpenAiSummarizerOptions): WikiSummarizer 
  */
 export function completionSummarizer(
   model: string,
-  complete: (messages: { role: 'system' | 'user'; content: string }[]) => Promise<string>,
+  complete: (
+    messages: { role: 'system' | 'user'; content: string }[],
+  ) => Promise<string | { text: string; costUsd?: number }>,
 ): WikiSummarizer {
   return {
     model,
-    async summarize(input: TopicSummaryInput): Promise<string> {
+    async summarize(input: TopicSummaryInput): Promise<string | SummaryAnswer> {
       let text: string | undefined;
+      let costUsd: number | undefined;
       try {
-        text = (
-          await complete([
-            { role: 'system', content: SYSTEM_PROMPT },
-            { role: 'user', content: userPrompt(input) },
-          ])
-        ).trim();
+        const answer = await complete([
+          { role: 'system', content: SYSTEM_PROMPT },
+          { role: 'user', content: userPrompt(input) },
+        ]);
+        text = (typeof answer === 'string' ? answer : answer.text).trim();
+        costUsd = typeof answer === 'string' ? undefined : answer.costUsd;
       } catch (err) {
         throw new AtlasError('PROVIDER_UNAVAILABLE', `wiki summary model ${model} unavailable: ${String(err)}`, {
           retriable: true,
@@ -152,7 +170,7 @@ export function completionSummarizer(
           retriable: true,
           details: { model },
         });
-      return text;
+      return costUsd === undefined ? text : { text, costUsd };
     },
   };
 }
@@ -318,6 +336,8 @@ export interface SummarizeResult {
   failed: number;
   /** Pages whose answer had no citable sentence, or whose summary paragraph withSummary could not find (extractive summary kept). */
   dropped: number;
+  /** USD of every answered call (summarized or dropped), as the summarizer priced them (0 when it gives no cost). */
+  costUsd: number;
 }
 
 /**
@@ -338,7 +358,7 @@ export async function summarizeTopicPages(
   opts: { channel: string; concurrency?: number },
 ): Promise<SummarizeResult> {
   const out = [...pages];
-  const result = { summarized: 0, failed: 0, dropped: 0 };
+  const result = { summarized: 0, failed: 0, dropped: 0, costUsd: 0 };
   const jobs: { index: number; page: WikiPage; input: TopicSummaryInput }[] = [];
   for (const [index, page] of pages.entries()) {
     if (page.page_type !== 'topic' && page.page_type !== 'sub-topic') continue;
@@ -348,7 +368,9 @@ export async function summarizeTopicPages(
   const run = async (job: (typeof jobs)[number]) => {
     let answer: string;
     try {
-      answer = await summarizer.summarize(job.input);
+      const got = await summarizer.summarize(job.input);
+      answer = typeof got === 'string' ? got : got.text;
+      if (typeof got !== 'string' && Number.isFinite(got.costUsd)) result.costUsd += Math.max(0, got.costUsd);
     } catch {
       result.failed++;
       return;

@@ -49,3 +49,103 @@ export interface TopicCluster {
   /** Id of the cluster this one was split from (a sub-topic), or null. */
   parent_id: string | null;
 }
+
+/** Spec "Wiki" citation shape. */
+export interface WikiCitation {
+  /** `[n]`, n counted from 1 per page. */
+  id: string;
+  author: string;
+  /** Channel name. */
+  channel: string;
+  /** ISO 8601 UTC, the source message's timestamp. */
+  timestamp: string;
+  /** A span of the source message text (markup rendered), at most ~EXCERPT_MAX_CHARS; `…` marks a cut. */
+  text_excerpt: string;
+  permalink: string;
+  media_type: string | null;
+  media_name: string | null;
+}
+
+/** Spec "Wiki" node. */
+export interface WikiNode {
+  id: string;
+  title: string;
+  slug: string;
+  /** Dotted for children: `7`, `7.1`, `7.1.2`. */
+  section_number: string;
+  page_type: 'fixed' | 'topic' | 'sub-topic';
+  memory_count: number;
+  children: WikiNode[];
+}
+
+/** Spec "Wiki" structure. */
+export interface WikiStructure {
+  channel_id: string;
+  channel_name: string;
+  platform: string;
+  /** ISO 8601 UTC. */
+  generated_at: string;
+  is_stale: boolean;
+  pages: WikiNode[];
+}
+
+/** Spec "Wiki" page. `children` are the child pages' nodes. */
+export interface WikiPage {
+  id: string;
+  slug: string;
+  title: string;
+  page_type: 'fixed' | 'topic' | 'sub-topic';
+  parent_id: string | null;
+  section_number: string;
+  /** Markdown. Every `[n]` marker is one entry of `citations`. */
+  content: string;
+  summary: string;
+  memory_count: number;
+  /** ISO 8601 UTC. */
+  last_updated: string;
+  citations: WikiCitation[];
+  children: WikiNode[];
+}
+
+/** A person as the graph store reports one (spec "Graph entity" Person, with its fact count). */
+export interface WikiPerson {
+  name: string;
+  fact_count: number;
+}
+
+/** Spec "Decision record" (plus the id of the fact it came from, when known). */
+export interface WikiDecision {
+  name: string;
+  decided_by: string;
+  status: string;
+  /** YYYY-MM-DD. */
+  date: string;
+  context: string;
+  fact_id?: string;
+}
+
+/** Input of renderChannelWiki. */
+export interface RenderInput {
+  channel: { id: string; name: string; platform: string };
+  /** Topic clusters of the channel with their member facts (a child names its parent in parent_id). */
+  clusters: { cluster: TopicCluster; facts: WikiFact[] }[];
+  /** All facts of the channel. */
+  facts: WikiFact[];
+  /** Source messages by platform message id. */
+  messages: ReadonlyMap<string, SourceMessage>;
+  /** null when the graph store is unavailable (spec "Degraded behaviour"). */
+  people: WikiPerson[] | null;
+  /** null when the graph store is unavailable (spec "Degraded behaviour"). */
+  decisions: WikiDecision[] | null;
+  now: Date;
+  /** Platform user ids to names, to render mentions in excerpts (`<@U1>` → `@Ann`). */
+  user_names?: ReadonlyMap<string, string>;
+  /** Fact id → times cited elsewhere (ask answers, earlier versions): the ranking's citation factor. */
+  citation_counts?: ReadonlyMap<string, number>;
+  /**
+   * Fact id → bestExcerpt of the fact in its source message, known from an earlier run in which neither changed
+   * (generate.ts keeps them with its sources): used instead of computing the excerpt again. Every citation built
+   * from one is still verified against the message.
+   */
+  excerpts?: ReadonlyMap<string, string | null>;
+}

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Alert, HealthMonitor } from './alerts.js';
-import type { HealthCheck } from './ports.js';
+import type { HealthCheck } from './routes/health.js';
 
 const listen = async (server: Server, port = 0): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -1,4 +1,4 @@
-import type { DependencyStatus, HealthCheck } from './ports.js';
+import { type DependencyStatus, type HealthCheck, probeHealth } from './routes/health.js';
 
 /** Alert severities (spec "Alerts (operational)"): page, chat, warning, info. */
 export type AlertSeverity = 'page' | 'chat' | 'warning' | 'info';
@@ -137,23 +137,3 @@ export class HealthMonitor {
     }
   }
 }
-
-/**
- * A health check's status, or `failing` when it throws or takes longer than `ms` (GET /api/health, GET
- * /api/stats/health and the monitor all probe through it).
- */
-export const probeHealth = async (check: () => Promise<DependencyStatus>, ms: number): Promise<DependencyStatus> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      check(),
-      new Promise<DependencyStatus>((resolve) => {
-        timer = setTimeout(() => resolve('failing'), ms);
-      }),
-    ]);
-  } catch {
-    return 'failing';
-  } finally {
-    clearTimeout(timer);
-  }
-};

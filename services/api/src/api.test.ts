@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import { openDatabase, PostgresGraphStore } from '@atlas/stores';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
-import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
@@ -115,7 +114,7 @@ describe('query service on real data (slack-olake)', () => {
     const missing = await get('/api/channels/NOPE');
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({
-      error: { code: 'NOT_FOUND', message: "channel 'NOPE' was not found", details: { id: 'NOPE' } },
+      error: { code: 'NOT_FOUND', message: "channel 'NOPE' was not found", details: { channel_id: 'NOPE' } },
     });
   });
 

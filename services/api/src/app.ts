@@ -1,53 +1,126 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerBridgeAuth } from './bridge-auth.js';
-import { registerErrorHandling } from './errors.js';
-import type { ApiPorts } from './ports.js';
-import { adminRoutes } from './routes/admin.js';
-import { askRoutes } from './routes/ask.js';
-import { channelDataRoutes } from './routes/channel-data.js';
-import { channelRoutes } from './routes/channels.js';
-import { connectionRoutes } from './routes/connections.js';
-import { graphRoutes } from './routes/graph.js';
-import { healthRoutes } from './routes/health.js';
-import { memoryRoutes } from './routes/memories.js';
-import { memorySearchRoutes } from './routes/memory-search.js';
-import { searchRoutes } from './routes/search.js';
-import { statsRoutes } from './routes/stats.js';
-import { syncRoutes } from './routes/sync.js';
-import { syncScheduleRoutes } from './routes/sync-schedules.js';
-import { wikiRoutes } from './routes/wiki.js';
-import { registerTelemetry, requestIdOptions } from './telemetry.js';
+import { frameworkErrorHandler, registerErrorHandling } from './errors.js';
+import { httpServerOptions, registerRequestIdTracking } from './http-server.js';
+import { registerInputGuard } from './input-guard.js';
+import { type AdminRoutesOptions, adminRoutes } from './routes/admin.js';
+import { type AskRoutesOptions, askRoutes } from './routes/ask.js';
+import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
+import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
+import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
+import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
+import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
+import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
+import { type MemoryRoutesOptions, memoryRoutes } from './routes/memories.js';
+import { type MemorySearchRoutesOptions, memorySearchRoutes } from './routes/memory-search.js';
+import { type SearchRoutesOptions, searchRoutes } from './routes/search.js';
+import { type StatsRoutesOptions, statsRoutes } from './routes/stats.js';
+import { type SyncPorts, syncRoutes } from './routes/sync.js';
+import { type SchedulePorts, syncScheduleRoutes } from './routes/sync-schedules.js';
+import { type WikiRoutesOptions, wikiRoutes } from './routes/wiki.js';
+import { type WikiHtmlRoutesOptions, wikiHtmlRoutes } from './routes/wiki-html.js';
+import { registerTelemetry, requestIdOptions, type TelemetrySources } from './telemetry.js';
 
 /**
- * Builds the Fastify query service on the given ports; `listen()` is the caller's (tests use
- * `app.inject`). Credentials are redacted by the logger itself.
+ * What buildApp needs: the union of its route plugins' options (each plugin is registered with only its own slice),
+ * plus the edge's: the sources of Prometheus /metrics besides the request histogram and the lag (TelemetrySources),
+ * and BRIDGE_API_KEY (a request carrying another `x-atlas-bridge-key` is refused 401, bridge-auth.ts; absent: no
+ * check). Optional members name parts a deployment may leave out; their routes are then not registered.
  */
-export const buildApp = async (ports: ApiPorts, opts: FastifyServerOptions = {}): Promise<FastifyInstance> => {
+export type AppDeps = HomeRoutesOptions &
+  WikiHtmlRoutesOptions &
+  HealthRoutesOptions &
+  ChannelRoutesOptions &
+  ChannelDataRoutesOptions &
+  MemoryRoutesOptions &
+  MemorySearchRoutesOptions &
+  SearchRoutesOptions &
+  GraphRoutesOptions &
+  AdminRoutesOptions &
+  WikiRoutesOptions &
+  AskRoutesOptions &
+  Omit<StatsRoutesOptions, 'requests'> & {
+    /** Connections (spec "Connections"): the store and the platform client. Absent: not registered. */
+    connections?: ConnectionPorts;
+    /** Sync jobs (spec "Sync"): the job store, commands, connections. Absent: not registered. */
+    sync?: SyncPorts;
+    /** Sync schedules (spec "Sync schedule"): the store, last syncs, connections, commands. Absent: not registered. */
+    schedules?: SchedulePorts;
+    telemetry?: TelemetrySources;
+    bridgeApiKey?: string | null;
+  };
+
+/**
+ * Builds the Fastify query service on the given deps (AppDeps); `listen()` is the caller's (tests use
+ * `app.inject`). `opts` override the defaults: no logger, the HTTP timeouts of httpServerOptions (HTTP_* defaults;
+ * `atlas start` passes the configured ones), Fastify's per-request log lines off (registerTelemetry logs one per
+ * request at debug).
+ * Registered at the edge, before every route (docs/http.md): the error handler (every 4xx/5xx as the shared error
+ * body; unknown routes 404/405), the NUL guard on params, query and body, the bridge key check, telemetry with
+ * request ids. Then `GET /` (home), the HTML wiki under `/wiki`, and the `/api` routes. Credentials are redacted by
+ * the logger itself.
+ */
+export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): Promise<FastifyInstance> => {
   const app = Fastify({
     logger: false,
     bodyLimit: 12 * 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+    frameworkErrors: frameworkErrorHandler, // bad URLs and over-long path parameters: the shared error body
+    ...httpServerOptions(),
     ...requestIdOptions, // x-request-id in, or a UUID; logged as reqId and echoed (telemetry.ts)
     ...opts,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
-  registerBridgeAuth(app, ports.bridgeApiKey); // the bot's shared secret (spec "Authentication" 3)
-  const telemetry = registerTelemetry(app, ports);
-  await app.register(healthRoutes, ports);
-  await app.register(channelRoutes, ports);
-  await app.register(channelDataRoutes, ports);
-  await app.register(memoryRoutes, ports);
-  await app.register(memorySearchRoutes, ports);
-  await app.register(searchRoutes, ports);
-  await app.register(graphRoutes, ports);
-  await app.register(adminRoutes, ports);
-  await app.register(wikiRoutes, ports);
-  await app.register(askRoutes, ports);
-  await app.register(connectionRoutes, ports);
-  await app.register(syncRoutes, ports);
-  await app.register(syncScheduleRoutes, ports);
-  await app.register(statsRoutes, { ...ports, telemetry });
+  registerRequestIdTracking(app);
+  registerInputGuard(app);
+  registerBridgeAuth(app, deps.bridgeApiKey); // the bot's shared secret (spec "Authentication" 3)
+  const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
+  const { documents, keyword, vectors, graph, wiki, connections } = deps;
+  await app.register(homeRoutes, { documents, wiki });
+  await app.register(wikiHtmlRoutes, { documents, wiki });
+  await app.register(healthRoutes, { health: deps.health, startedAt: deps.startedAt });
+  await app.register(channelRoutes, { documents, wiki, connections });
+  await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });
+  await app.register(memoryRoutes, { documents, wiki });
+  await app.register(memorySearchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, wiki });
+  await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion });
+  await app.register(graphRoutes, { graph, documents, wiki });
+  await app.register(adminRoutes, {
+    backfillEntities: deps.backfillEntities,
+    backfillEmbeddings: deps.backfillEmbeddings,
+    admin: deps.admin,
+  });
+  await app.register(wikiRoutes, {
+    wiki,
+    documents,
+    graph,
+    wikiJobs: deps.wikiJobs,
+    requestWiki: deps.requestWiki,
+    ...(deps.settleMs === undefined ? {} : { settleMs: deps.settleMs }),
+    nextWikiRebuild: deps.nextWikiRebuild,
+  });
+  await app.register(askRoutes, {
+    documents,
+    keyword,
+    vectors,
+    wiki,
+    ask: deps.ask,
+    extractAttachment: deps.extractAttachment,
+  });
+  await app.register(connectionRoutes, { connections });
+  await app.register(syncRoutes, { documents, sync: deps.sync });
+  await app.register(syncScheduleRoutes, { documents, schedules: deps.schedules });
+  await app.register(statsRoutes, {
+    documents,
+    graph,
+    wiki,
+    vectors,
+    eventLog: deps.eventLog,
+    stats: deps.stats,
+    requests,
+  });
   return app;
 };

@@ -3,10 +3,6 @@ import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
-import { renderMarkup } from '@atlas/wiki';
-import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   drop,
   type FakeOpenAiServer,
@@ -17,13 +13,22 @@ import {
   rateLimited,
   serverError,
   startFakeOpenAiServer,
-} from '../../../packages/providers/src/llm/fake-openai-server.test-support.js';
-import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
-import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
+} from '@atlas/providers/testing';
+import {
+  type AskEvent,
+  askLlmOf,
+  askStreamViolations,
+  EXTRACTIVE_NOTE,
+  FALLBACK_NOTE,
+  parseAskStream,
+  readAskStream,
+} from '@atlas/query';
+import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
+import { renderMarkup } from '@atlas/wiki';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
-import { type AskEvent, EXTRACTIVE_NOTE, FALLBACK_NOTE } from './ask/engine.js';
-import { askLlmOf } from './ask/llm.js';
-import { askStreamViolations, parseAskStream, readAskStream } from './ask/stream-rules.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 const CITATION_KEYS = [

@@ -2,13 +2,12 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { CredentialCipher, loadConfig } from '@atlas/core';
 import { platformClient } from '@atlas/platforms';
+import { DiscordEmulator, SLACK_ALL_SCOPES, SlackEmulator } from '@atlas/platforms/testing';
+import { apiPorts, openRuntime, type Runtime } from '@atlas/runtime';
 import { ConnectionStore } from '@atlas/stores';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordEmulator } from '../../../packages/platforms/src/live/discord-emulator.test-support.js';
-import { SLACK_ALL_SCOPES, SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
-import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
+import { apiPorts, openRuntime, type Runtime } from '@atlas/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');

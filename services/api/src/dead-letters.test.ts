@@ -1,10 +1,10 @@
-import { loadConfig, type MessageIngested, type NewEvent, TOPICS } from '@atlas/core';
+import { loadConfig, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import { type FactExtractor, OfflineFactExtractor } from '@atlas/pipeline';
+import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 /** The offline fact extractor, except that while `broken` it throws on any message saying BOOM (a bug, not an outage). */
@@ -42,7 +42,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
   });
   const factsOf = async (m: NewEvent<'MessageIngested'>) =>
     (await rt.documents.listMemories({ channelId: ch, page: 1, limit: 100 })).rows.filter(
-      (r) => r.source_message_id === (m.data as MessageIngested).platformMessageId,
+      (r) => r.source_message_id === m.data.platformMessageId,
     ).length;
   const ingest = async (events: NewEvent[]) => {
     await rt.eventLog.append(TOPICS.messages, events);
@@ -71,7 +71,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
   });
 
   it('the failing message stops after 5 attempts; the messages around it are processed', async () => {
-    expect(extractor.calls.get((boom.data as MessageIngested).messageId)).toBeGreaterThanOrEqual(5);
+    expect(extractor.calls.get(boom.data.messageId)).toBeGreaterThanOrEqual(5);
     expect(await factsOf(ok1)).toBeGreaterThan(0);
     expect(await factsOf(ok2)).toBeGreaterThan(0); // after it in the same partition: the partition went on
     expect(await factsOf(boom)).toBe(0);
@@ -96,7 +96,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
     const detail = await call('GET', `/api/admin/dead-letters/${item.id}`);
     expect(detail.status).toBe(200);
     expect(detail.body.event_data).toMatchObject({
-      messageId: (boom.data as MessageIngested).messageId,
+      messageId: boom.data.messageId,
       text: boom.data.text,
     });
     expect(
@@ -111,7 +111,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
     const { body } = await call('GET', `/api/admin/dead-letters?channel_id=${ch}`);
     const id = body.dead_letters[0].id as string;
     extractor.broken = false;
-    const boomId = (boom.data as MessageIngested).messageId;
+    const boomId = boom.data.messageId;
     extractor.calls.clear();
     const res = await call('POST', `/api/admin/dead-letters/${id}/redrive`);
     expect(res.status).toBe(200);
@@ -148,7 +148,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
     expect(res.body).toMatchObject({ redriven: 2, failed: [], remaining: 0 });
     await waitForProjectors(rt, undefined, 20);
     for (const m of more) {
-      expect(extractor.calls.get((m.data as MessageIngested).messageId)).toBe(1);
+      expect(extractor.calls.get(m.data.messageId)).toBe(1);
       expect(await factsOf(m)).toBeGreaterThan(0);
     }
     const list = await call('GET', `/api/admin/dead-letters?channel_id=${ch}`);

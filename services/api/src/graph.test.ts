@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
-import { apiPorts, openRuntime, type Runtime } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');

@@ -1,8 +1,8 @@
-import { waitForProjectors } from '@atlas/projectors';
+import type { Runtime } from '@atlas/runtime';
+import { waitForProjectors } from '@atlas/runtime';
+import { openMockSyncHarness, type SyncHarness } from '@atlas/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../cli/src/runtime.js';
 import { metricBands } from './routes/stats.js';
-import { openMockSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 

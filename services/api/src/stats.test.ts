@@ -3,10 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, TOPICS } from '@atlas/core';
+import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import { parse } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiPorts, openRuntime, type Runtime, startProjectors, waitForProjectors } from '../../cli/src/runtime.js';
 import { buildApp } from './app.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -14,7 +14,7 @@ const EXPORT = path.resolve(ROOT, '../shared/data/slack-clojurians-2018-02/expor
 
 /**
  * What the export holds, computed here from its JSON files without Atlas's code: per channel the kept messages
- * (README "Which messages count": ordinary messages and the subtypes bot_message, file_share, thread_broadcast,
+ * (docs/ingestion.md "Which messages count": ordinary messages and the subtypes bot_message, file_share, thread_broadcast,
  * me_message, file_comment; one per ts), their authors (user, else the file comment's user, the bot id or the
  * username) and the first and last message times (ms precision, as Slack's ts gives them).
  */
@@ -114,7 +114,7 @@ describe('stats routes on the Clojurians export', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('the export holds what the README says (the independent count is sound)', () => {
+  it('the export holds what docs/stats-and-metrics.md says (the independent count is sound)', () => {
     expect(data).toHaveLength(82);
     expect(all).toHaveLength(7896);
   });
@@ -372,7 +372,7 @@ describe('stats routes on the Clojurians export', () => {
     const after = (await get('/api/stats')).json();
     expect(after.total_messages).toBe(before.total_messages - c.messages.length);
     expect(after.total_facts).toBe(before.total_facts - factsBefore);
-    expect(after.total_channels).toBe(82); // the channel itself stays (README "Edits, deletes, retention")
+    expect(after.total_channels).toBe(82); // the channel itself stays (docs/ingestion.md "Edits, deletes, retention")
     expect((await get(`/api/stats/channel/${c.id}`)).json()).toMatchObject({
       message_count: 0,
       fact_count: 0,

@@ -3,13 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import { DiscordEmulator, SlackEmulator } from '@atlas/platforms/testing';
+import { appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
+import { connect, openSyncHarness, type SyncHarness } from '@atlas/runtime/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordEmulator } from '../../../packages/platforms/src/live/discord-emulator.test-support.js';
-import { SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
-import { appendPlan, drainProjectors } from '../../cli/src/commands/import.js';
-import { openRuntime, type Runtime } from '../../cli/src/runtime.js';
-import { connect, openSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 const CLOJURIANS = path.resolve(import.meta.dirname, '../../../../shared/data/slack-clojurians-2018-02/export');
 const ETHGLOBAL = path.resolve(import.meta.dirname, '../../../../shared/data/discord-ethglobal');
@@ -151,7 +149,7 @@ describe('sync of every Clojurians channel = import of the export', () => {
     const [fa, fb] = [(await facts(a)).filter((r) => reachable(r, r.source_message_id)), await facts(b)];
     expect(fa.length).toBeGreaterThan(1000);
     expect(difference(fa, fb, (r) => String(r.id))).toEqual({ onlyImported: none, onlySynced: none, changed: none });
-  }, 600_000);
+  }, 900_000);
 });
 
 /** The same on platform_b: the ETHGlobal channel synced through the Discord emulator equals its import. */

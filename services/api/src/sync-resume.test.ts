@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { planImport } from '@atlas/platforms';
+import { SlackEmulator } from '@atlas/platforms/testing';
+import { connect, openSyncHarness, type SyncHarness } from '@atlas/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackEmulator } from '../../../packages/platforms/src/live/slack-emulator.test-support.js';
-import { connect, openSyncHarness, type SyncHarness } from './sync.test-support.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 const HELP = 'C081MV728N7';

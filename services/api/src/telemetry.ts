@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { LagRow } from '@atlas/eventlog';
 import type { FastifyInstance } from 'fastify';
+import pinoPretty from 'pino-pretty';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { ApiPorts } from './ports.js';
 
 /** Request latency of /api routes: a running mean for GET /api/stats/metrics, a histogram for Prometheus. */
 export interface Telemetry {
@@ -38,6 +40,12 @@ export interface TelemetrySources {
   writeIntents?: () => Promise<readonly { state: string; count: number }[]>;
 }
 
+/** What registerTelemetry reads: the event log's consumer lag and, optionally, the other sources of /metrics. */
+export interface TelemetryDeps {
+  eventLog: { lag(): Promise<LagRow[]> };
+  sources?: TelemetrySources | undefined;
+}
+
 /** Breaker states as gauge values: CLOSED 0, HALF_OPEN 1, OPEN 2. */
 export const BREAKER_GAUGE_VALUE = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 } as const;
 
@@ -50,16 +58,17 @@ export const BREAKER_GAUGE_VALUE = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 } as const
  * - `atlas_consumer_lag`, `atlas_consumer_committed_offset`, `atlas_topic_end_offset{group, topic, partition}`, read
  *   from the event log at scrape time (lag 0 everywhere: every projector has caught up);
  * - `atlas_circuit_breaker_state{breaker, dependency}` (BREAKER_GAUGE_VALUE), `atlas_dead_letters{group, topic}`,
- *   `atlas_dead_letter_queue{status}` and `atlas_write_intents{state}`, from `ports.telemetry` (TelemetrySources) at
+ *   `atlas_dead_letter_queue{status}` and `atlas_write_intents{state}`, from `deps.sources` (TelemetrySources) at
  *   scrape time;
  * - `atlas_metrics_collect_errors_total{source}`: a source that failed during a scrape (its series are left out);
- * - the registries of `ports.telemetry.registries` appended (projector events and LLM calls, tokens and cost).
+ * - the registries of `deps.sources.registries` appended (projector events and LLM calls, tokens and cost).
  * Also gives every response an `x-request-id` header: the request's id (Fastify's, which the logger puts on each
- * request's log lines as `reqId`).
+ * request's log lines as `reqId`), and logs each request in one line at debug (`request completed`: method, url,
+ * status, responseTime in ms).
  */
-export const registerTelemetry = (app: FastifyInstance, ports: ApiPorts): Telemetry => {
+export const registerTelemetry = (app: FastifyInstance, deps: TelemetryDeps): Telemetry => {
   const registry = new Registry();
-  const sources = ports.telemetry ?? {};
+  const sources = deps.sources ?? {};
   collectDefaultMetrics({ register: registry, prefix: 'atlas_' });
   const duration = new Histogram({
     name: 'atlas_http_request_duration_seconds',
@@ -88,7 +97,7 @@ export const registerTelemetry = (app: FastifyInstance, ports: ApiPorts): Teleme
   let refreshing: Promise<void> | null = null;
   const refreshLag = (): Promise<void> => {
     refreshing ??= guarded('event_log', async () => {
-      const rows = await ports.eventLog.lag();
+      const rows = await deps.eventLog.lag();
       lag.reset();
       committed.reset();
       end.reset();
@@ -184,6 +193,15 @@ export const registerTelemetry = (app: FastifyInstance, ports: ApiPorts): Teleme
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    // The request's one log line, at debug (buildApp turns Fastify's two info lines per request off).
+    request.log.debug(
+      {
+        req: { method: request.method, url: request.url },
+        res: { statusCode: reply.statusCode },
+        responseTime: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request completed',
+    );
     if (!request.url.startsWith('/api/')) return;
     const ms = reply.elapsedTime;
     count++;
@@ -237,12 +255,53 @@ export const LOG_REDACT_PATHS = [
   '*.token',
 ] as const;
 
+/** How the logger writes (LOG_FORMAT): `auto` readable lines on a terminal, JSON lines otherwise. */
+export type LogFormat = 'auto' | 'pretty' | 'json';
+
+/** What apiLoggerOptions decides by: the format, whether stdout is a terminal, and where lines go. */
+export interface LoggerChoice {
+  /** Default `auto`. */
+  format?: LogFormat;
+  /** Whether the output is a terminal; default `process.stdout.isTTY`. */
+  isTTY?: boolean;
+  /** Where lines go (tests); default stdout. */
+  stream?: { write(line: string): void };
+}
+
+/** Whether a logger writes readable lines (pino-pretty) rather than JSON: `pretty`, or `auto` on a terminal. */
+export const prettyLogs = (choice: LoggerChoice = {}): boolean =>
+  choice.format === 'pretty' ||
+  ((choice.format ?? 'auto') === 'auto' && (choice.isTTY ?? process.stdout.isTTY === true));
+
 /**
- * The API's logger (Fastify's own pino): JSON lines at `level` (LOG_LEVEL), each request's lines carrying `reqId`
- * (requestIdOptions), credentials redacted (LOG_REDACT_PATHS). `stream` is for tests (default: stdout).
+ * The API's logger (Fastify's own pino) at `level` (LOG_LEVEL), credentials redacted (LOG_REDACT_PATHS) in either
+ * form (docs/http.md "Logs"):
+ * - on a terminal (or LOG_FORMAT=pretty) readable lines, one per entry (pino-pretty: `[HH:MM:ss.l] LEVEL: message
+ *   {fields}`, colours on a terminal, no pid or hostname);
+ * - otherwise (or LOG_FORMAT=json) JSON lines (pino's: level number, time in ms, msg, reqId on a request's lines).
+ * Requests are logged by registerTelemetry: one line per request at debug, none at info.
  */
-export const apiLoggerOptions = (level: string, stream?: { write(line: string): void }) => ({
-  level,
-  redact: { paths: [...LOG_REDACT_PATHS], censor: '[Redacted]' },
-  ...(stream ? { stream } : {}),
-});
+export const apiLoggerOptions = (level: string, choice: LoggerChoice = {}) => {
+  const base = { level, redact: { paths: [...LOG_REDACT_PATHS], censor: '[Redacted]' } };
+  if (!prettyLogs(choice)) return { ...base, ...(choice.stream ? { stream: choice.stream } : {}) };
+  const colour = choice.isTTY ?? process.stdout.isTTY === true;
+  const sink = choice.stream;
+  return {
+    ...base,
+    stream: pinoPretty({
+      colorize: colour,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      destination: sink
+        ? new Writable({
+            write: (chunk, _enc, done) => {
+              sink.write(String(chunk));
+              done();
+            },
+          })
+        : 1,
+      sync: true,
+    }),
+  };
+};

@@ -98,8 +98,9 @@ export class BackendClient {
   }
 
   /**
-   * `/atlas wiki`: GET /api/wiki/{channel_id} (spec "Wiki"); answers the link `<PUBLIC_URL>/api/wiki/<channel_id>`
-   * with the channel's name, topic count and generation time, or, before a first generation (404), how to get one.
+   * `/atlas wiki`: GET /api/wiki/{channel_id} (spec "Wiki"); answers the link `<PUBLIC_URL>/wiki/<channel_id>` (the
+   * readable HTML wiki the API serves, services/api/src/routes/wiki-html.ts) with the channel's name, topic count and
+   * generation time, or, before a first generation (404), how to get one.
    */
   async wiki(channelId: string): Promise<BotReply> {
     const path = `/api/wiki/${encodeURIComponent(channelId)}`;
@@ -116,7 +117,11 @@ export class BackendClient {
     return {
       text: `Wiki of #${String(body.channel_name ?? channelId)}: ${pages} sections, generated ${String(body.generated_at ?? '')}${stale}.`,
       sources: [
-        { id: 'wiki', label: `#${String(body.channel_name ?? channelId)} wiki`, url: `${this.publicUrl}${path}` },
+        {
+          id: 'wiki',
+          label: `#${String(body.channel_name ?? channelId)} wiki`,
+          url: `${this.publicUrl}/wiki/${encodeURIComponent(channelId)}`,
+        },
       ],
       visibility: 'ephemeral',
     };

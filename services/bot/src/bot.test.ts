@@ -1,17 +1,9 @@
 import { loadConfig } from '@atlas/core';
+import { type Atlas, BRIDGE_KEY, kafkaConversation, openAtlas } from '@atlas/runtime/testing';
 import { freshChannelId } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from './bot.js';
-import {
-  type Atlas,
-  BRIDGE_KEY,
-  ed25519App,
-  kafkaConversation,
-  openAtlas,
-  openReceiver,
-  signA,
-  slashCommand,
-} from './bot.test-support.js';
+import { ed25519App, openReceiver, signA, slashCommand } from './bot.test-support.js';
 import { HELP_TEXT } from './commands.js';
 import { COMMAND_QUEUE } from './jobs.js';
 
@@ -213,8 +205,13 @@ describe('bot: slash commands against a real Atlas API', () => {
     await post('/platform_a/commands', after, signA(SECRET, after));
     const text = (await receiver.next('/response/wiki1')).body.text as string;
     expect(text).toMatch(/^Wiki of #platform: \d+ sections, generated \d{4}-/);
-    expect(text).toContain(`<https://atlas.example.org/api/wiki/${ch}|#platform wiki>`);
+    // The link opens the readable HTML wiki (docs/http.md "Readable wiki"), not the JSON of /api/wiki/{channel_id}.
+    expect(text).toContain(`<https://atlas.example.org/wiki/${ch}|#platform wiki>`);
     expect((await atlas.call('GET', `/api/wiki/${ch}`)).status).toBe(200);
+    const page = await fetch(`${atlas.url}/wiki/${ch}`); // the same path on the API this test runs
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('1 Overview</a>');
   });
 
   it('the backend refuses a wrong bridge key with 401 and the shared error body; the right key and no key pass', async () => {
@@ -309,7 +306,7 @@ describe('bot: slash commands against a real Atlas API', () => {
     const res = await post('/platform_b/interactions', body, b.headers(body));
     expect(await res.json()).toEqual({ type: 5, data: { flags: 64 } });
     const followUp = await receiver.next('/v10/webhooks/app1/token-wiki');
-    expect(followUp.body.content).toContain(`[#platform wiki](<https://atlas.example.org/api/wiki/${ch}>)`);
+    expect(followUp.body.content).toContain(`[#platform wiki](<https://atlas.example.org/wiki/${ch}>)`);
     expect(followUp.body.flags).toBe(64);
   });
 });

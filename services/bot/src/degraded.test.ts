@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@atlas/core';
-import { RedisCacheQueue } from '@atlas/stores';
-import { freshChannelId, waitFor } from '@atlas/stores/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAskStream } from '../../api/src/ask/stream-rules.js';
-import { type FaultProxy, faultProxy } from '../../api/src/faults.test-support.js';
-import { type RunningBot, startBot } from './bot.js';
+import { parseAskStream } from '@atlas/query';
 import {
   type Atlas,
   BRIDGE_KEY,
-  ed25519App,
+  type FaultProxy,
+  faultProxy,
   kafkaConversation,
   openAtlas,
-  openReceiver,
-  signA,
-  slashCommand,
-} from './bot.test-support.js';
+} from '@atlas/runtime/testing';
+import { RedisCacheQueue } from '@atlas/stores';
+import { freshChannelId, waitFor } from '@atlas/stores/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningBot, startBot } from './bot.js';
+import { ed25519App, openReceiver, signA, slashCommand } from './bot.test-support.js';
 import { OFFLINE_TEXT } from './commands.js';
 
 /**

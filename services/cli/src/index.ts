@@ -1,4 +1,3 @@
 export * from './commands/import.js';
 export * from './commands/search.js';
 export * from './lock.js';
-export * from './runtime.js';

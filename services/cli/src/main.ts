@@ -1,18 +1,31 @@
-import { AtlasError, loadConfig } from '@atlas/core';
+// The `atlas` command line. Only commander loads up front: each command imports what it needs when it runs (its
+// module, @atlas/core for the configuration, the runtime), so `atlas --help` opens no database and loads neither
+// PGlite nor the encoder (docs/cli.md). The build (scripts/build-cli.mjs) turns each import() into a chunk.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '@atlas/core';
 import { Command } from 'commander';
-import { importCommand } from './commands/import.js';
-import { lagCommand, replayCommand, table } from './commands/ops.js';
-import { runServices, SERVICES } from './commands/run.js';
-import { searchCommand } from './commands/search.js';
+import { SERVICES, unknownService } from './services.js';
 
 const program = new Command('atlas').description('Atlas: turn chat history into a knowledge base').showHelpAfterError();
 
-const fail = (err: unknown): never => {
+/** Prints `atlas: CODE: message` on stderr and exits: 2 for IMPORT_FAILED, else 1. */
+const fail = async (err: unknown): Promise<never> => {
+  const { AtlasError } = await import('@atlas/core');
   const msg =
     err instanceof AtlasError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
   console.error(`atlas: ${msg}`);
   process.exit(err instanceof AtlasError && err.code === 'IMPORT_FAILED' ? 2 : 1);
 };
+
+/** Prints `atlas: CODE: message` on stderr and exits (2 for IMPORT_FAILED, else 1), before anything heavy is loaded. */
+const refuse = (code: 'IMPORT_FAILED' | 'INVALID_REQUEST', message: string): never => {
+  console.error(`atlas: ${code}: ${message}`);
+  process.exit(code === 'IMPORT_FAILED' ? 2 : 1);
+};
+
+/** The configuration (environment, then the command's options), loaded when a command runs. */
+const config = async (overrides: Partial<Config>) => (await import('@atlas/core')).loadConfig(process.env, overrides);
 
 program
   .command('start')
@@ -20,10 +33,8 @@ program
   .option('--port <port>', 'HTTP port (default 8000, or PORT)')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
   .action(async (o: { port?: string; dataDir?: string }) => {
-    const cfg = loadConfig(process.env, {
-      PORT: o.port === undefined ? undefined : Number(o.port),
-      ATLAS_DATA_DIR: o.dataDir,
-    });
+    const cfg = await config({ PORT: o.port === undefined ? undefined : Number(o.port), ATLAS_DATA_DIR: o.dataDir });
+    const { runServices } = await import('./commands/run.js');
     await runServices(cfg, 'all').catch(fail);
   });
 
@@ -31,12 +42,17 @@ program
   .command('import <path>')
   .description('import a platform_a export (directory or .zip) or a platform_b DiscordChatExporter JSON')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
-  .option('--no-progress', 'no progress bar')
+  .option('--no-progress', 'no progress display (a bar on a terminal, else a line every IMPORT_PROGRESS_INTERVAL_S)')
   .option('--no-project', 'only append the events; running projector services project them')
   .action(async (source: string, o: { dataDir?: string; progress: boolean; project: boolean }) => {
-    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    // A path that does not exist fails at once, as the importer would (@atlas/platforms openSource), without loading it.
+    await stat(source).catch((err: Error) =>
+      refuse('IMPORT_FAILED', `${path.basename(source)}: cannot read the import path (${err.message})`),
+    );
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { importCommand } = await import('./commands/import.js');
     const s = await importCommand(cfg, source, {
-      progress: o.progress && Boolean(process.stderr.isTTY),
+      progress: o.progress,
       project: o.project,
     }).catch(fail);
     const skipped =
@@ -58,14 +74,23 @@ program
 
 program
   .command('search <query>')
-  .description('keyword search over facts; prints the best matches with highlights')
+  .description(
+    'keyword search over facts; prints the best matches with highlights (from the server holding the data dir, else the server at ATLAS_API_URL or HOST:PORT, else the data dir)',
+  )
   .option('--channel <id>', 'only this channel')
   .option('--limit <n>', 'results (1-50)', '10')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
   .option('--json', 'print the API response as JSON')
   .action(async (query: string, o: { channel?: string; limit: string; dataDir?: string; json?: boolean }) => {
-    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
-    const res = await searchCommand(cfg, query, { channel: o.channel, limit: Number(o.limit) }).catch(fail);
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { searchCommand } = await import('./commands/search.js');
+    const dataDirGiven = o.dataDir !== undefined || Boolean(process.env.ATLAS_DATA_DIR);
+    const out = await searchCommand(cfg, query, { channel: o.channel, limit: Number(o.limit), dataDirGiven }).catch(
+      fail,
+    );
+    console.error(`atlas: ${out.from}`); // where the results came from (stderr: --json output stays clean)
+    if (out.warning) console.error(`atlas: ${out.warning}`);
+    const res = out.response;
     if (o.json) return console.log(JSON.stringify(res, null, 2));
     console.log(`${res.total} matching facts (${res.query_time_ms} ms, ${res.search_method})`);
     for (const r of res.results) {
@@ -86,10 +111,10 @@ program
   .option('--port <port>', 'HTTP port of the api (default 8000, or PORT)')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
   .action(async (service: string, o: { port?: string; dataDir?: string }) => {
-    const cfg = loadConfig(process.env, {
-      PORT: o.port === undefined ? undefined : Number(o.port),
-      ATLAS_DATA_DIR: o.dataDir,
-    });
+    const unknown = unknownService(service);
+    if (unknown) refuse('INVALID_REQUEST', unknown);
+    const cfg = await config({ PORT: o.port === undefined ? undefined : Number(o.port), ATLAS_DATA_DIR: o.dataDir });
+    const { runServices } = await import('./commands/run.js');
     await runServices(cfg, service).catch(fail);
   });
 
@@ -99,7 +124,8 @@ program
   .option('--from <where>', "'earliest' (rebuild from scratch) or an ISO 8601 timestamp", 'earliest')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
   .action(async (projector: string, o: { from: string; dataDir?: string }) => {
-    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { replayCommand } = await import('./commands/ops.js');
     const r = await replayCommand(cfg, projector, o.from).catch(fail);
     console.log(
       `replayed ${r.events} events into ${r.projector} in ${r.seconds} s (${Math.round(r.events / Math.max(r.seconds, 0.001))} events/s)`,
@@ -111,7 +137,8 @@ program
   .description('consumer-group lag of every projector: group, topic, partition, committed offset, end offset, lag')
   .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
   .action(async (o: { dataDir?: string }) => {
-    const cfg = loadConfig(process.env, { ATLAS_DATA_DIR: o.dataDir });
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { lagCommand, table } = await import('./commands/ops.js');
     const rows = await lagCommand(cfg).catch(fail);
     console.log(
       table(

@@ -1,25 +1,16 @@
-import {
-  type ChannelDataDeleted,
-  type ChannelSettingsUpdated,
-  type FactsExtracted,
-  type StoredEvent,
-  TOPICS,
-} from '@atlas/core';
+import { type AnyStoredEvent, type ChannelDataDeleted, type ChannelSettingsUpdated, TOPICS } from '@atlas/core';
 import { OfflineFactExtractor } from '@atlas/pipeline';
+import { channelCommandDeps } from '@atlas/runtime';
+import { delivered, openProjectorHarness } from '@atlas/runtime/testing';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendChannelCommand } from './channel-commands.js';
 import { documentsProjector } from './documents.js';
 import { factsProjector } from './facts.js';
-import { openHarness } from './harness.test-support.js';
 import { keywordProjector } from './keyword.js';
 import { wikiProjector } from './wiki.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
-
-/** Wraps data as the log would deliver it from `topic`. */
-const delivered = <T>(type: StoredEvent['type'], data: T, topic: string = TOPICS.messages, offset = 0) =>
-  ({ topic, partition: 0, offset, key: 'k', type, data, timestamp: Date.parse('2024-05-01T00:00:00Z') }) as StoredEvent;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 
 const deletion = (channelId: string, requestedAt = '2024-05-01T00:00:00.000Z'): ChannelDataDeleted => ({
   channelId,
@@ -40,7 +31,7 @@ const settings = (channelId: string, over: Partial<ChannelSettingsUpdated> = {})
 describe('channel commands in projector batches', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
   });
   afterAll(async () => h?.close());
 
@@ -50,12 +41,11 @@ describe('channel commands in projector batches', () => {
     const rootA = { ...a, threadTs: a.platformMessageId };
     const b = messageEvent(ch, 1_700_000_060, 'We decided to move the nightly backups to object storage next week.');
     const deps = { extractor: new OfflineFactExtractor(), eventLog: h.log, threads: h.threads, qualityThreshold: 0.5 };
-    const got: StoredEvent[] = [];
+    const got: AnyStoredEvent[] = [];
     const probe = await h.log.subscribe({
       group: `probe-${ch}`,
       topics: [TOPICS.facts],
-      handler: async (batch) =>
-        void got.push(...batch.filter((e) => (e.data as { channelId: string }).channelId === ch)),
+      handler: async (batch) => void got.push(...batch.filter((e) => 'channelId' in e.data && e.data.channelId === ch)),
     });
     await factsProjector.handle(
       [
@@ -73,8 +63,9 @@ describe('channel commands in projector batches', () => {
       'ChannelSettingsUpdated',
       'FactsExtracted',
     ]);
-    expect((got[0]!.data as FactsExtracted).facts.length).toBeGreaterThan(0);
-    expect((got[3]!.data as FactsExtracted).facts).toEqual([]);
+    const [first, last] = got.flatMap((e) => (e.type === 'FactsExtracted' ? [e.data] : [])); // got[0] and got[3]
+    expect(first!.facts.length).toBeGreaterThan(0);
+    expect(last!.facts).toEqual([]);
     expect((await h.threads.get(ch, [a.platformMessageId])).size).toBe(0); // the deletion forgot the thread root
     expect(await h.threads.extractionDisabled([ch, 'another'])).toEqual(new Set([ch]));
     await probe.stop();
@@ -151,7 +142,11 @@ describe('channel commands in projector batches', () => {
   it('appendChannelCommand: projectors that do not apply the command in time give STORE_UNAVAILABLE (retriable)', async () => {
     const ch = freshChannelId(); // no projector runs in this harness: nothing commits
     await expect(
-      appendChannelCommand(h, { type: 'ChannelDataDeleted', key: ch, data: deletion(ch) }, { timeoutMs: 200 }),
+      appendChannelCommand(
+        channelCommandDeps(h),
+        { type: 'ChannelDataDeleted', key: ch, data: deletion(ch) },
+        { timeoutMs: 200 },
+      ),
     ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', retriable: true, details: { topic: TOPICS.messages } });
   });
 });

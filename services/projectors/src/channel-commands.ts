@@ -1,7 +1,16 @@
 import { AtlasError, type ChannelSettings, DEFAULT_CHANNEL_SETTINGS, type NewEvent, TOPICS } from '@atlas/core';
-import { groupOf, partitionForKey } from '@atlas/eventlog';
-import { activeProjectors, PROJECTORS, type Runtime } from './runtime.js';
+import { type EventLog, groupOf, partitionForKey } from '@atlas/eventlog';
+import type { DocumentStore } from '@atlas/stores';
+import { PROJECTORS } from './registry.js';
 import { waitForGroups } from './sync/stage-wait.js';
+
+/** What appending and awaiting a channel command reads: the log, and the projectors this deployment runs. */
+export interface ChannelCommandDeps {
+  /** Where the command is appended, and whose consumer groups' offsets are polled. */
+  eventLog: EventLog;
+  /** The names of the projectors this deployment runs (read at each wait: only those are awaited). */
+  activeProjectors(): readonly string[];
+}
 
 /**
  * A channel's settings as the documents projector last applied them (spec "Channel settings": sync_enabled,
@@ -9,8 +18,10 @@ import { waitForGroups } from './sync/stage-wait.js';
  * for a channel the document store does not know yet. The read the sync worker makes before a job: a channel whose
  * sync_enabled is false is not synced. Throws what the document store throws (STORE_UNAVAILABLE, retriable).
  */
-export const channelSettings = async (rt: Pick<Runtime, 'documents'>, channelId: string): Promise<ChannelSettings> =>
-  (await rt.documents.channelSettings(channelId)) ?? { ...DEFAULT_CHANNEL_SETTINGS };
+export const channelSettings = async (
+  deps: { documents: Pick<DocumentStore, 'channelSettings'> },
+  channelId: string,
+): Promise<ChannelSettings> => (await deps.documents.channelSettings(channelId)) ?? { ...DEFAULT_CHANNEL_SETTINGS };
 
 /** A channel command: appended by the API to atlas.messages, keyed by channel_id. */
 export type ChannelCommand = NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>;
@@ -40,9 +51,13 @@ const CASCADE = [TOPICS.messages, TOPICS.facts, TOPICS.graph] as const;
  * continuous traffic too. Throws AtlasError STORE_UNAVAILABLE (retriable) after `timeoutMs` (the command stays in
  * the log and is applied when the projectors catch up), and what the event log throws.
  */
-export const appendChannelCommand = async (rt: Runtime, command: ChannelCommand, opts: AwaitOptions = {}) => {
-  const [pos] = await rt.eventLog.append(TOPICS.messages, [command]);
-  await awaitChannelPosition(rt, command.key, { partition: pos!.partition, offset: pos!.offset + 1 }, opts);
+export const appendChannelCommand = async (
+  deps: ChannelCommandDeps,
+  command: ChannelCommand,
+  opts: AwaitOptions = {},
+) => {
+  const [pos] = await deps.eventLog.append(TOPICS.messages, [command]);
+  await awaitChannelPosition(deps, command.key, { partition: pos!.partition, offset: pos!.offset + 1 }, opts);
 };
 
 /**
@@ -50,32 +65,32 @@ export const appendChannelCommand = async (rt: Runtime, command: ChannelCommand,
  * cascade to atlas.facts and atlas.graph (see appendChannelCommand). `channelId` is the partition key downstream.
  */
 export const awaitChannelPosition = async (
-  rt: Runtime,
+  deps: ChannelCommandDeps,
   channelId: string,
   at: { partition: number; offset: number },
   opts: AwaitOptions = {},
 ): Promise<void> => {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
-  const names = opts.projectors ?? activeProjectors(rt);
+  const names = opts.projectors ?? deps.activeProjectors();
   let target = at;
   for (const [i, topic] of CASCADE.slice(0, opts.depth ?? CASCADE.length).entries()) {
     const readers = PROJECTORS.filter((p) => names.includes(p.name) && (p.topics as readonly string[]).includes(topic));
-    await waitCommitted(rt, readers.map(groupOf), topic, target, deadline, opts.pollMs ?? 50);
+    await waitCommitted(deps.eventLog, readers.map(groupOf), topic, target, deadline, opts.pollMs ?? 50);
     const next = CASCADE[i + 1];
     if (!next || i + 1 >= (opts.depth ?? CASCADE.length)) break;
     // The producer of `next` (facts, entities) read `topic` and has committed past the command, so it has appended
     // what it forwarded: the end offset of `next` now is past that copy.
-    const partitions = (await rt.eventLog.partitions(next)) ?? 1;
+    const partitions = (await deps.eventLog.partitions(next)) ?? 1;
     const partition = partitionForKey(channelId, partitions);
     const readersNext = PROJECTORS.filter((p) => (p.topics as readonly string[]).includes(next));
-    const rows = await rt.eventLog.lag(groupOf(readersNext[0]!), [next]);
+    const rows = await deps.eventLog.lag(groupOf(readersNext[0]!), [next]);
     target = { partition, offset: rows.find((r) => r.partition === partition)?.endOffset ?? 0 };
   }
 };
 
 /** waitForGroups (the sync stages' wait) with a deadline: STORE_UNAVAILABLE when the groups are not there by then. */
 const waitCommitted = async (
-  rt: Runtime,
+  eventLog: EventLog,
   groups: readonly string[],
   topic: string,
   target: { partition: number; offset: number },
@@ -83,7 +98,7 @@ const waitCommitted = async (
   pollMs: number,
 ): Promise<void> => {
   const caughtUp = await waitForGroups(
-    rt.eventLog,
+    eventLog,
     groups,
     topic,
     target.partition,

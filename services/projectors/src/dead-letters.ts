@@ -7,15 +7,16 @@ import type { DeadLetterRecord, DeadLetterStore } from '@atlas/stores';
  * extraction failures go to the dead-letter queue; items that failed 5 times need manual inspection). Idempotent: a
  * redelivered DeadLettered folds into the same item (id from its group, topic, partition, offset).
  */
-export const deadLettersProjector: Projector<{ deadLetters: DeadLetterStore }> = {
-  name: 'dead-letters',
-  topics: [TOPICS.deadLetters],
-  handles: ['DeadLettered', 'DeadLetterRedriven'],
-  reset: ({ deadLetters }) => deadLetters.truncate(),
-  async handle(events, { deadLetters }) {
-    await deadLetters.apply(events);
-  },
-};
+export const deadLettersProjector: Projector<{ deadLetters: DeadLetterStore }, 'DeadLettered' | 'DeadLetterRedriven'> =
+  {
+    name: 'dead-letters',
+    topics: [TOPICS.deadLetters],
+    handles: ['DeadLettered', 'DeadLetterRedriven'],
+    reset: ({ deadLetters }) => deadLetters.truncate(),
+    async handle(events, { deadLetters }) {
+      await deadLetters.apply(events);
+    },
+  };
 
 export interface RedriveDeps {
   deadLetters: DeadLetterStore;
@@ -60,7 +61,7 @@ const redriveOne = async (
  * Re-drives one dead letter (POST /api/admin/dead-letters/{id}/redrive): appends its original event (type, key,
  * data) again to its topic, where every projector reading that topic processes it (idempotently), and appends
  * DeadLetterRedriven, which marks the item `redriven`. Errors: AtlasError NOT_FOUND (unknown id), CONFLICT (already
- * re-driven, or a v1 item that kept no original event), INVALID_REQUEST (the data no longer fits the event's schema),
+ * re-driven, or an item that kept no original event), INVALID_REQUEST (the data no longer fits the event's schema),
  * and what the log throws.
  */
 export const redriveDeadLetter = async (deps: RedriveDeps, id: string): Promise<RedriveResult> => {

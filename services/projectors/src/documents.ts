@@ -1,28 +1,6 @@
-import {
-  type ChannelDataDeleted,
-  type ChannelDiscovered,
-  type ChannelSettingsUpdated,
-  type EntitiesExtracted,
-  type FactsExtracted,
-  type MessageDeleted,
-  type MessageIngested,
-  type StoredEvent,
-  settingsOfEvent,
-  TOPICS,
-} from '@atlas/core';
+import { runsOfType, settingsOfEvent, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { ChannelDataPart, DocumentStore } from '@atlas/stores';
-
-/** Splits a batch into runs of consecutive events of one type (order between runs is kept). */
-export const runsOfType = (events: StoredEvent[]): StoredEvent[][] => {
-  const runs: StoredEvent[][] = [];
-  for (const e of events) {
-    const last = runs[runs.length - 1];
-    if (last && last[0]!.type === e.type) last.push(e);
-    else runs.push([e]);
-  }
-  return runs;
-};
 
 /** Which part of a channel's rows the copy of ChannelDataDeleted read on each topic deletes. */
 const PART_OF_TOPIC: Record<string, ChannelDataPart> = {
@@ -39,7 +17,16 @@ const PART_OF_TOPIC: Record<string, ChannelDataPart> = {
  * channel's settings; ChannelDataDeleted deletes, on each topic, the rows that topic's earlier events wrote (messages,
  * memories, graph links), so a fact set still in flight on atlas.facts cannot outlive the deletion.
  */
-export const documentsProjector: Projector<{ documents: DocumentStore }> = {
+export const documentsProjector: Projector<
+  { documents: DocumentStore },
+  | 'ChannelDiscovered'
+  | 'MessageIngested'
+  | 'MessageDeleted'
+  | 'FactsExtracted'
+  | 'EntitiesExtracted'
+  | 'ChannelSettingsUpdated'
+  | 'ChannelDataDeleted'
+> = {
   name: 'documents',
   topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
   handles: [
@@ -54,30 +41,33 @@ export const documentsProjector: Projector<{ documents: DocumentStore }> = {
   reset: ({ documents }) => documents.truncate(),
   async handle(events, { documents }) {
     for (const run of runsOfType(events)) {
-      const type = run[0]!.type;
-      if (type === 'ChannelDiscovered') {
-        for (const e of run) await documents.upsertChannel(e.data as ChannelDiscovered, new Date(e.timestamp));
-      } else if (type === 'MessageIngested') {
-        await documents.upsertMessages(run.map((e) => e.data as MessageIngested));
-      } else if (type === 'MessageDeleted') {
-        for (const e of run) {
-          const d = e.data as MessageDeleted;
-          await documents.markMessageDeleted(d.channelId, d.platformMessageId, d.deletedAt);
-        }
-      } else if (type === 'FactsExtracted') {
-        await documents.replaceFacts(run.map((e) => e.data as FactsExtracted));
-      } else if (type === 'EntitiesExtracted') {
-        await documents.replaceGraphLinks(run.map((e) => e.data as EntitiesExtracted));
-      } else if (type === 'ChannelSettingsUpdated') {
-        for (const e of run.filter((x) => x.topic === TOPICS.messages)) {
-          const d = e.data as ChannelSettingsUpdated;
-          await documents.applyChannelSettings(d.channelId, settingsOfEvent(d));
-        }
-      } else if (type === 'ChannelDataDeleted') {
-        for (const e of run) {
-          const part = PART_OF_TOPIC[e.topic];
-          if (part) await documents.deleteChannelData((e.data as ChannelDataDeleted).channelId, part);
-        }
+      switch (run.type) {
+        case 'ChannelDiscovered':
+          for (const e of run.events) await documents.upsertChannel(e.data, new Date(e.timestamp));
+          break;
+        case 'MessageIngested':
+          await documents.upsertMessages(run.events.map((e) => e.data));
+          break;
+        case 'MessageDeleted':
+          for (const { data: d } of run.events)
+            await documents.markMessageDeleted(d.channelId, d.platformMessageId, d.deletedAt);
+          break;
+        case 'FactsExtracted':
+          await documents.replaceFacts(run.events.map((e) => e.data));
+          break;
+        case 'EntitiesExtracted':
+          await documents.replaceGraphLinks(run.events.map((e) => e.data));
+          break;
+        case 'ChannelSettingsUpdated':
+          for (const e of run.events.filter((x) => x.topic === TOPICS.messages))
+            await documents.applyChannelSettings(e.data.channelId, settingsOfEvent(e.data));
+          break;
+        case 'ChannelDataDeleted':
+          for (const e of run.events) {
+            const part = PART_OF_TOPIC[e.topic];
+            if (part) await documents.deleteChannelData(e.data.channelId, part);
+          }
+          break;
       }
     }
   },

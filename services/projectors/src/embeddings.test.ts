@@ -1,10 +1,10 @@
 import { providerUnavailable } from '@atlas/providers';
+import { openProjectorHarness } from '@atlas/runtime/testing';
 import { factOf, factSet, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEmbeddings, embeddingsProjector } from './embeddings.js';
-import { openHarness } from './harness.test-support.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 type Deps = NonNullable<Harness['embeddings']>;
 
 /** The same dependencies with an embedder whose provider is down. */
@@ -22,7 +22,7 @@ const delivered = (data: unknown, offset = 0) =>
 describe('embeddings projector', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
   });
   afterAll(async () => h?.close());
 

@@ -1,8 +1,7 @@
-import { type ChannelDataDeleted, type FactsExtracted, isRetriable, TOPICS, writeIntentId } from '@atlas/core';
+import { type FactsExtracted, isRetriable, runsOfType, TOPICS, writeIntentId } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
 import type { Embedder } from '@atlas/providers';
 import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
-import { runsOfType } from './documents.js';
 import { embeddingText, filterFields } from './keyword.js';
 import { emitOutcomes, errorText, type StoreOutcome, setOutcomes } from './reconciler.js';
 
@@ -44,7 +43,7 @@ export const embedSets = async (
  * written, StoreWriteFailed when queued.
  * ChannelDataDeleted (atlas.facts copy) removes the channel's vectors and its queued sets, in order.
  */
-export const embeddingsProjector: Projector<EmbeddingsDeps> = {
+export const embeddingsProjector: Projector<EmbeddingsDeps, 'FactsExtracted' | 'ChannelDataDeleted'> = {
   name: 'embeddings',
   topics: [TOPICS.facts],
   handles: ['FactsExtracted', 'ChannelDataDeleted'],
@@ -54,15 +53,15 @@ export const embeddingsProjector: Projector<EmbeddingsDeps> = {
   },
   async handle(events, deps) {
     for (const run of runsOfType(events)) {
-      if (run[0]!.type !== 'ChannelDataDeleted') {
+      if (run.type === 'FactsExtracted') {
         await embedOrQueue(
-          run.map((e) => e.data as FactsExtracted),
+          run.events.map((e) => e.data),
           deps,
         );
         continue;
       }
-      for (const e of run) {
-        const { channelId } = e.data as ChannelDataDeleted;
+      for (const { data } of run.events) {
+        const { channelId } = data;
         await deps.vectors.deleteChannel(channelId);
         await deps.backlog.deleteChannel(channelId);
       }

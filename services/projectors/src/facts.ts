@@ -1,12 +1,10 @@
 import {
-  type ChannelDataDeleted,
-  type ChannelSettingsUpdated,
+  type AnyNewEvent,
+  type AnyStoredEvent,
   type FactsExtracted,
-  type MessageDeleted,
   type MessageIngested,
   type NewEvent,
   PLATFORM_A_SYSTEM_SUBTYPES,
-  type StoredEvent,
   TOPICS,
   writeIntentId,
 } from '@atlas/core';
@@ -72,15 +70,18 @@ export const conversationContext = (
  * the fact sets: ChannelSettingsUpdated (its fact_extraction_enabled kept in this projector's state, for the
  * entities projector's graph_enabled) and ChannelDataDeleted (the channel's thread state forgotten).
  */
-export const factsProjector: Projector<FactsDeps> = {
+export const factsProjector: Projector<
+  FactsDeps,
+  'MessageIngested' | 'MessageDeleted' | 'ChannelSettingsUpdated' | 'ChannelDataDeleted'
+> = {
   name: 'facts',
   topics: [TOPICS.messages],
   handles: ['MessageIngested', 'MessageDeleted', 'ChannelSettingsUpdated', 'ChannelDataDeleted'],
   // Its own state only: replayed fact sets replace earlier ones downstream (same ids).
   reset: ({ threads }) => threads.truncate(),
   async handle(events, deps) {
-    const out: NewEvent[] = [];
-    let messages: StoredEvent[] = [];
+    const out: AnyNewEvent[] = [];
+    let messages: AnyStoredEvent<'MessageIngested' | 'MessageDeleted'>[] = [];
     const flush = async () => {
       if (messages.length > 0) out.push(...(await extractFacts(messages, deps)));
       messages = [];
@@ -92,11 +93,11 @@ export const factsProjector: Projector<FactsDeps> = {
       }
       await flush();
       if (e.type === 'ChannelSettingsUpdated') {
-        const d = e.data as ChannelSettingsUpdated;
+        const d = e.data;
         await deps.threads.setExtractionEnabled(d.channelId, d.factExtractionEnabled);
         out.push({ type: 'ChannelSettingsUpdated', key: d.channelId, data: d });
       } else if (e.type === 'ChannelDataDeleted') {
-        const d = e.data as ChannelDataDeleted;
+        const d = e.data;
         await deps.threads.deleteChannel(d.channelId);
         out.push({ type: 'ChannelDataDeleted', key: d.channelId, data: d });
       }
@@ -111,7 +112,7 @@ export const factsProjector: Projector<FactsDeps> = {
 
 /** Pure: WriteIntentCreated of each appended fact set with facts (`positions[i]` is where `out[i]` went). */
 const intentsOf = (
-  out: readonly NewEvent[],
+  out: readonly AnyNewEvent[],
   positions: readonly { partition: number; offset: number }[],
   vector: boolean,
 ): NewEvent<'WriteIntentCreated'>[] => {
@@ -119,7 +120,7 @@ const intentsOf = (
   const intents: NewEvent<'WriteIntentCreated'>[] = [];
   out.forEach((e, i) => {
     if (e.type !== 'FactsExtracted') return;
-    const s = e.data as FactsExtracted;
+    const s = e.data;
     if (s.facts.length === 0) return;
     const intentId = writeIntentId(s);
     intents.push({
@@ -146,9 +147,12 @@ const intentsOf = (
  * The fact sets of a run of MessageIngested | MessageDeleted events, in order, updating the thread roots and channel
  * flow. Messages of channels whose fact extraction is off get an empty set (their earlier facts are retracted).
  */
-const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<NewEvent<'FactsExtracted'>[]> => {
+const extractFacts = async (
+  events: readonly AnyStoredEvent<'MessageIngested' | 'MessageDeleted'>[],
+  deps: FactsDeps,
+): Promise<NewEvent<'FactsExtracted'>[]> => {
   {
-    const messages = events.filter((e) => e.type === 'MessageIngested').map((e) => e.data as MessageIngested);
+    const messages = events.flatMap((e) => (e.type === 'MessageIngested' ? [e.data] : []));
     const seen = new Map<string, ThreadRoot>();
     const byChannel = new Map<string, string[]>();
     for (const m of messages) {
@@ -183,7 +187,7 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
     const extractedAt = new Date().toISOString();
     for (const e of events) {
       if (e.type === 'MessageDeleted') {
-        const d = e.data as MessageDeleted;
+        const d = e.data;
         const key = `${d.channelId}\u0000${d.platformMessageId}`;
         seen.delete(key);
         roots.delete(key);
@@ -207,7 +211,7 @@ const extractFacts = async (events: StoredEvent[], deps: FactsDeps): Promise<New
         );
         continue;
       }
-      const m = e.data as MessageIngested;
+      const m = e.data;
       const k = contextKey(m);
       const root = k ? seen.get(`${m.channelId}\u0000${k}`) : undefined;
       const thread: ThreadContext | null = root

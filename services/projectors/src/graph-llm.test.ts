@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type NewEvent, TOPICS } from '@atlas/core';
+import { entityDeps, openRuntime, type Runtime, startProjectors, waitForProjectors } from '@atlas/runtime';
 import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEntities } from './graph.js';
-import { entityDeps, openRuntime, type Runtime, startProjectors, waitForProjectors } from './runtime.js';
 
 /** What the model answers for every message: entities and a relationship in the extractor's JSON shape. */
 const ANSWER = JSON.stringify({

@@ -1,13 +1,13 @@
 import { AtlasError, type NewEvent, TOPICS } from '@atlas/core';
 import { type EntityExtractionInput, type EntityExtractor, OfflineEntityExtractor } from '@atlas/pipeline';
+import { entityDeps, startProjectors, waitForProjectors } from '@atlas/runtime';
+import { openProjectorHarness, twoMessageConversation } from '@atlas/runtime/testing';
 import { Neo4jGraphStore } from '@atlas/stores';
 import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEntities } from './graph.js';
-import { conversation, openHarness } from './harness.test-support.js';
-import { entityDeps, startProjectors, waitForProjectors } from './runtime.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 
 /** The offline extractor behind a switch: while `down`, it fails as an unreachable LLM endpoint does. */
 class SwitchableExtractor implements EntityExtractor {
@@ -36,7 +36,7 @@ describe('entities and graph projectors', () => {
   let h: Harness;
   let extractor: SwitchableExtractor;
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
     extractor = new SwitchableExtractor();
     h.entityExtractor = extractor;
   });
@@ -44,7 +44,7 @@ describe('entities and graph projectors', () => {
 
   it('facts become entities and relationships; memory detail names them (graph_entity_ids)', async () => {
     const ch = freshChannelId();
-    await run(h, conversation(ch));
+    await run(h, twoMessageConversation(ch));
     const entities = await h.graph.listEntities({ channelId: ch, limit: 50 });
     const by = (type: string) => entities.filter((e) => e.type === type).map((e) => e.name);
     expect(by('Person')).toEqual(expect.arrayContaining(['alice', 'bob']));
@@ -63,7 +63,7 @@ describe('entities and graph projectors', () => {
   it('a later decision on the same topic supersedes the earlier fact, which stays (history kept)', async () => {
     const ch = freshChannelId();
     await run(h, [
-      ...conversation(ch),
+      ...twoMessageConversation(ch),
       {
         type: 'MessageIngested',
         key: ch,
@@ -119,9 +119,9 @@ describe('entities and graph projectors', () => {
 
   it('a message deleted in the same batch as it arrived leaves no entity behind (retraction)', async () => {
     const ch = freshChannelId();
-    const first = conversation(ch)[1]!.data as ReturnType<typeof messageEvent>;
+    const first = twoMessageConversation(ch)[1].data;
     await run(h, [
-      ...conversation(ch),
+      ...twoMessageConversation(ch),
       {
         type: 'MessageDeleted',
         key: ch,
@@ -142,7 +142,7 @@ describe('entities and graph projectors', () => {
   it('LLM down: extraction is skipped and queued, facts are still stored; the backfill drains it', async () => {
     const ch = freshChannelId();
     extractor.down = true;
-    await run(h, conversation(ch));
+    await run(h, twoMessageConversation(ch));
     expect((await h.documents.getChannel(ch))?.fact_count).toBeGreaterThan(0);
     expect(await h.graph.listEntities({ channelId: ch, limit: 50 })).toEqual([]);
     expect(await h.entityBacklog.count()).toBe(2);
@@ -160,7 +160,7 @@ describe('entities and graph projectors', () => {
     // A real Neo4j client pointed at a port where nothing listens: the store is down, as in production.
     h.graph = new Neo4jGraphStore({ url: 'bolt://127.0.0.1:1' });
     try {
-      await run(h, conversation(ch));
+      await run(h, twoMessageConversation(ch));
     } finally {
       await h.graph.close();
       h.graph = real;

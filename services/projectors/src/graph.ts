@@ -1,11 +1,10 @@
 import {
   AtlasError,
-  type ChannelDataDeleted,
-  type ChannelSettingsUpdated,
   type EntitiesExtracted,
   type FactsExtracted,
   isRetriable,
   type NewEvent,
+  runsOfType,
   type StoredEvent,
   TOPICS,
   writeIntentId,
@@ -22,7 +21,6 @@ import type {
   GraphStore,
 } from '@atlas/stores';
 import { factSetDigest } from '@atlas/stores';
-import { runsOfType } from './documents.js';
 import { emitOutcomes, errorText, intentOutcomeEvent, type StoreOutcome } from './reconciler.js';
 
 export interface EntitiesDeps {
@@ -230,7 +228,10 @@ const entitySet = (
  * contribution has it retracted); ChannelDataDeleted forgets the channel's state and queue and is forwarded to
  * `atlas.graph`.
  */
-export const entitiesProjector: Projector<EntitiesDeps> = {
+export const entitiesProjector: Projector<
+  EntitiesDeps,
+  'FactsExtracted' | 'ChannelSettingsUpdated' | 'ChannelDataDeleted'
+> = {
   name: 'entities',
   topics: [TOPICS.facts],
   handles: ['FactsExtracted', 'ChannelSettingsUpdated', 'ChannelDataDeleted'],
@@ -239,21 +240,23 @@ export const entitiesProjector: Projector<EntitiesDeps> = {
     const out: NewEvent[] = [];
     const outcomes: NewEvent[] = [];
     for (const run of runsOfType(events)) {
-      const type = run[0]!.type;
-      if (type === 'FactsExtracted') {
-        const r = await entitiesOfSets(run, deps);
-        out.push(...r.events);
-        outcomes.push(...r.outcomes);
-      }
-      for (const e of type === 'ChannelSettingsUpdated' ? run : []) {
-        const d = e.data as ChannelSettingsUpdated;
-        await deps.state.setGraphEnabled(d.channelId, d.graphEnabled);
-      }
-      for (const e of type === 'ChannelDataDeleted' ? run : []) {
-        const d = e.data as ChannelDataDeleted;
-        await deps.state.deleteChannel(d.channelId);
-        await deps.backlog.deleteChannel(d.channelId);
-        out.push({ type: 'ChannelDataDeleted', key: d.channelId, data: d });
+      switch (run.type) {
+        case 'FactsExtracted': {
+          const r = await entitiesOfSets(run.events, deps);
+          out.push(...r.events);
+          outcomes.push(...r.outcomes);
+          break;
+        }
+        case 'ChannelSettingsUpdated':
+          for (const { data: d } of run.events) await deps.state.setGraphEnabled(d.channelId, d.graphEnabled);
+          break;
+        case 'ChannelDataDeleted':
+          for (const { data: d } of run.events) {
+            await deps.state.deleteChannel(d.channelId);
+            await deps.backlog.deleteChannel(d.channelId);
+            out.push({ type: 'ChannelDataDeleted', key: d.channelId, data: d });
+          }
+          break;
       }
     }
     await deps.eventLog.append(TOPICS.graph, out);
@@ -267,10 +270,10 @@ export const entitiesProjector: Projector<EntitiesDeps> = {
  * failed (extraction queued, the LLM down). A set that yields an EntitiesExtracted is reported by the graph projector.
  */
 const entitiesOfSets = async (
-  run: StoredEvent[],
+  run: StoredEvent<'FactsExtracted'>[],
   deps: EntitiesDeps,
 ): Promise<{ events: NewEvent<'EntitiesExtracted'>[]; outcomes: NewEvent[] }> => {
-  const given = run.map((e) => e.data as FactsExtracted);
+  const given = run.map((e) => e.data);
   const off = await deps.state.graphDisabled([...new Set(given.map((s) => s.channelId))]);
   const sets = given.map((s) => (off.has(s.channelId) && s.facts.length > 0 ? { ...s, facts: [] } : s));
   const { events: out, queued } = await extractEntities(sets, deps);
@@ -312,22 +315,22 @@ const backlogItem = (
  * (atlas.graph copy) deletes the channel's entities, relationships and contributions, and its queued writes; a graph
  * store that is down makes the batch wait and retry (a deletion is never skipped).
  */
-export const graphProjector: Projector<GraphDeps> = {
+export const graphProjector: Projector<GraphDeps, 'EntitiesExtracted' | 'ChannelDataDeleted'> = {
   name: 'graph',
   topics: [TOPICS.graph],
   handles: ['EntitiesExtracted', 'ChannelDataDeleted'],
   reset: ({ graph }) => graph.truncate(),
-  async handle(events: StoredEvent[], deps) {
+  async handle(events, deps) {
     for (const run of runsOfType(events)) {
-      if (run[0]!.type === 'EntitiesExtracted') {
+      if (run.type === 'EntitiesExtracted') {
         await applyGraphs(
-          run.map((e) => e.data as EntitiesExtracted),
+          run.events.map((e) => e.data),
           deps,
         );
         continue;
       }
-      for (const e of run) {
-        const { channelId } = e.data as ChannelDataDeleted;
+      for (const { data } of run.events) {
+        const { channelId } = data;
         await deps.graph.deleteChannel(channelId);
         await deps.backlog.deleteChannel(channelId);
       }

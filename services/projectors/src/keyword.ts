@@ -1,7 +1,6 @@
-import { type ChannelDataDeleted, type FactsExtracted, TOPICS } from '@atlas/core';
+import { type FactsExtracted, runsOfType, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { FactFilterFields, KeywordDoc, KeywordIndex } from '@atlas/stores';
-import { runsOfType } from './documents.js';
 
 type Fact = FactsExtracted['facts'][number];
 
@@ -18,7 +17,10 @@ export const filterFields = (s: FactsExtracted, f: Fact): FactFilterFields => ({
   messageTs: f.messageTs,
 });
 
-/** The parts of a fact set that give its facts their context (FactsExtracted v2; '' on v1 events). */
+/**
+ * The parts of a fact set that give its facts their context (FactsExtracted sourceText and contextText; '' when the
+ * event carries none).
+ */
 export type SetContext = Pick<FactsExtracted, 'sourceText' | 'contextText'>;
 
 /**
@@ -32,9 +34,9 @@ export const searchContext = (f: Pick<Fact, 'authorName'>, s: SetContext): strin
 
 /**
  * Pure: the text a fact's vector is computed from: `Author: <whole source message>` (the fact's own text
- * on v1 events). One vector per message, shared by its facts: with the local encoder that embeds half
- * the characters of fact + context + previous turn, ingests twice as fast and loses 0.3 points of
- * hybrid recall@10 on LoCoMo (bench:retrieval). At most EMBEDDING_CHARS characters.
+ * when the set carries no source text). One vector per message, shared by its facts: with the local encoder that embeds
+ * half the characters of fact + context + previous turn, ingests twice as fast and loses 0.3 points of hybrid recall@10
+ * on LoCoMo (bench:retrieval). At most EMBEDDING_CHARS characters.
  */
 export const embeddingText = (f: Pick<Fact, 'authorName' | 'memoryText'>, s: SetContext): string =>
   `${f.authorName}: ${s.sourceText || f.memoryText}`.slice(0, EMBEDDING_CHARS);
@@ -55,18 +57,18 @@ export const toKeywordDocs = (s: FactsExtracted): KeywordDoc[] =>
  * FactsExtracted → keyword index. Idempotent: a message's indexed facts are replaced by its latest set.
  * ChannelDataDeleted (atlas.facts copy) removes the channel's indexed facts, in order with the sets around it.
  */
-export const keywordProjector: Projector<{ keyword: KeywordIndex }> = {
+export const keywordProjector: Projector<{ keyword: KeywordIndex }, 'FactsExtracted' | 'ChannelDataDeleted'> = {
   name: 'keyword',
   topics: [TOPICS.facts],
   handles: ['FactsExtracted', 'ChannelDataDeleted'],
   reset: ({ keyword }) => keyword.truncate(),
   async handle(events, { keyword }) {
     for (const run of runsOfType(events)) {
-      if (run[0]!.type === 'ChannelDataDeleted') {
-        for (const e of run) await keyword.deleteChannel((e.data as ChannelDataDeleted).channelId);
+      if (run.type === 'ChannelDataDeleted') {
+        for (const e of run.events) await keyword.deleteChannel(e.data.channelId);
         continue;
       }
-      const sets = run.map((e) => e.data as FactsExtracted);
+      const sets = run.events.map((e) => e.data);
       await keyword.replaceForMessages(sets.map((s) => ({ messageId: s.messageId, docs: toKeywordDocs(s) })));
     }
   },

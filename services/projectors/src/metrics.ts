@@ -1,12 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { EventType } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import type { LlmChain, LlmChains } from '@atlas/providers';
 import { estimateLlmCostUsd, type LlmUsageRecord } from '@atlas/stores';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /**
- * The Prometheus metrics of what runs in this process beside the API (README "Stats and metrics"): projector
+ * The Prometheus metrics of what runs in this process beside the API (docs/stats-and-metrics.md): projector
  * throughput and LLM usage. One registry per runtime (so several runtimes in one test process stay apart); the API's
  * /metrics appends it to its own. Counters are per process, as Prometheus expects (rate() handles restarts):
  * - `atlas_projector_events_total{projector, topic, type, outcome}`: events a projector handled (`ok`) or saw fail in
@@ -52,7 +53,7 @@ export class RuntimeMetrics {
   });
 
   /** A projector whose batches are counted and timed here (same name, topics and reset; the handler wrapped). */
-  instrument<D>(projector: Projector<D>): Projector<D> {
+  instrument<D, T extends EventType>(projector: Projector<D, T>): Projector<D, T> {
     return {
       ...projector,
       handle: async (events, deps) => {

@@ -1,38 +1,29 @@
 import { AtlasError, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
 import { runProjector } from '@atlas/eventlog';
 import { OfflineFactExtractor } from '@atlas/pipeline';
+import { delivered, openProjectorHarness } from '@atlas/runtime/testing';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentsProjector } from './documents.js';
 import { factsProjector } from './facts.js';
-import { openHarness } from './harness.test-support.js';
 import { keywordProjector } from './keyword.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
-
-/** Wraps data as the log would deliver it. */
-const delivered = <T>(type: StoredEvent['type'], data: T, offset = 0): StoredEvent =>
-  ({
-    topic: TOPICS.messages,
-    partition: 0,
-    offset,
-    key: 'k',
-    type,
-    data,
-    timestamp: Date.parse('2024-05-01T00:00:00Z'),
-  }) as StoredEvent;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 
 describe('projectors', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
   });
   afterAll(async () => h?.close());
 
   it('documents: given a channel and a message delivered twice, then one row each', async () => {
     const ch = freshChannelId();
     const m = messageEvent(ch, 1_700_000_000, 'We decided to ship the release on Friday');
-    const events = [delivered('ChannelDiscovered', channelEvent(ch)), delivered('MessageIngested', m, 1)];
+    const events = [
+      delivered('ChannelDiscovered', channelEvent(ch)),
+      delivered('MessageIngested', m, TOPICS.messages, 1),
+    ];
     await documentsProjector.handle(events, h);
     await documentsProjector.handle(events, h);
     expect(await h.documents.getChannel(ch)).toMatchObject({ message_count: 1, last_sync: '2024-05-01T00:00:00.000Z' });
@@ -57,7 +48,7 @@ describe('projectors', () => {
     await documentsProjector.handle(
       [
         delivered('ChannelDiscovered', channelEvent(ch)),
-        delivered('MessageIngested', m, 1),
+        delivered('MessageIngested', m, TOPICS.messages, 1),
         delivered(
           'MessageDeleted',
           {
@@ -67,6 +58,7 @@ describe('projectors', () => {
             platformMessageId: m.platformMessageId,
             deletedAt: '2024-01-01T00:00:00Z',
           },
+          TOPICS.messages,
           2,
         ),
       ],
@@ -91,13 +83,19 @@ describe('projectors', () => {
     );
     const deps = { extractor: new OfflineFactExtractor(), eventLog: h.log, threads: h.threads, qualityThreshold: 0.5 };
     const collect = () =>
-      factsProjector.handle([delivered('MessageIngested', root), delivered('MessageIngested', reply, 1)], deps);
+      factsProjector.handle(
+        [delivered('MessageIngested', root), delivered('MessageIngested', reply, TOPICS.messages, 1)],
+        deps,
+      );
     await collect();
     const got: FactsExtracted[] = [];
     const sub = await h.log.subscribe({
       group: `probe-${ch}`,
       topics: [TOPICS.facts],
-      handler: async (b) => void got.push(...b.map((e) => e.data as FactsExtracted).filter((d) => d.channelId === ch)),
+      handler: async (b) =>
+        void got.push(
+          ...b.flatMap((e) => (e.type === 'FactsExtracted' ? [e.data] : [])).filter((d) => d.channelId === ch),
+        ),
     });
     await waitFor(() => got.length >= 2, 'two fact sets');
     const replySet = got.find((s) => s.sourceMessageId === reply.platformMessageId)!;
@@ -125,11 +123,14 @@ describe('projectors', () => {
       platformMessageId: root.platformMessageId,
       deletedAt: '2024-05-02T00:00:00.000Z',
     };
-    await factsProjector.handle([delivered('MessageDeleted', gone, 1)], deps);
-    await factsProjector.handle([delivered('MessageDeleted', gone, 1)], deps); // delivered twice
+    await factsProjector.handle([delivered('MessageDeleted', gone, TOPICS.messages, 1)], deps);
+    await factsProjector.handle([delivered('MessageDeleted', gone, TOPICS.messages, 1)], deps); // delivered twice
     expect((await h.threads.get(ch, [root.platformMessageId])).size).toBe(0);
     // Deleted and ingested again in one batch: the root is back.
-    await factsProjector.handle([delivered('MessageDeleted', gone, 2), delivered('MessageIngested', root, 3)], deps);
+    await factsProjector.handle(
+      [delivered('MessageDeleted', gone, TOPICS.messages, 2), delivered('MessageIngested', root, TOPICS.messages, 3)],
+      deps,
+    );
     expect((await h.threads.get(ch, [root.platformMessageId])).size).toBe(1);
   });
 
@@ -137,7 +138,10 @@ describe('projectors', () => {
     const ch = freshChannelId();
     const m = messageEvent(ch, 1_700_000_000, 'x');
     const set = factSet(m, [factOf(m, 'The team chose PostgreSQL for the ledger')]);
-    await keywordProjector.handle([delivered('FactsExtracted', set), delivered('FactsExtracted', set, 1)], h);
+    await keywordProjector.handle(
+      [delivered('FactsExtracted', set), delivered('FactsExtracted', set, TOPICS.messages, 1)],
+      h,
+    );
     const r = await h.keyword.search({ query: 'ledger', channelId: ch, limit: 5 });
     expect(r.total).toBe(1);
   });
@@ -150,19 +154,19 @@ describe('projectors', () => {
     const poisonous = {
       ...documentsProjector,
       name: `poison-${ch}`,
-      async handle(events: StoredEvent[], deps: Harness) {
-        if (events.some((e) => (e.data as { text?: string }).text === 'poison')) {
+      async handle(events: Parameters<typeof documentsProjector.handle>[0], deps: Harness) {
+        if (events.some((e) => e.type === 'MessageIngested' && e.data.text === 'poison')) {
           attempts++;
           throw new AtlasError('INVALID_REQUEST', 'cannot project this');
         }
         return documentsProjector.handle(events, deps);
       },
     };
-    const dead: StoredEvent[] = [];
+    const dead: StoredEvent<'DeadLettered'>[] = [];
     const watcher = await h.log.subscribe({
       group: `dlq-${ch}`,
       topics: [TOPICS.deadLetters],
-      handler: async (b) => void dead.push(...b),
+      handler: async (b) => void dead.push(...b.filter((e) => e.type === 'DeadLettered')),
     });
     await h.log.append(TOPICS.messages, [
       { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch) },
@@ -170,9 +174,9 @@ describe('projectors', () => {
       { type: 'MessageIngested', key: ch, data: good },
     ]);
     const sub = await runProjector(h.log, poisonous, h, { maxAttempts: 3 });
-    await waitFor(() => dead.some((d) => (d.data as { key: string }).key === ch), 'dead letter');
+    await waitFor(() => dead.some((d) => d.data.key === ch), 'dead letter');
     await waitFor(async () => (await h.documents.getChannel(ch))?.message_count === 1, 'good message projected');
-    expect(dead.find((d) => (d.data as { key: string }).key === ch)?.data).toMatchObject({
+    expect(dead.find((d) => d.data.key === ch)?.data).toMatchObject({
       eventType: 'MessageIngested',
       attempts: 3,
     });

@@ -1,15 +1,15 @@
 import { type MessageDeleted, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import { type Embedder, providerUnavailable } from '@atlas/providers';
+import { activeProjectors, reconcileDeps, startProjector, waitForProjectors } from '@atlas/runtime';
+import { openProjectorHarness, twoMessageConversation } from '@atlas/runtime/testing';
 import { Neo4jGraphStore } from '@atlas/stores';
 import { freshChannelId } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillEmbeddings } from './embeddings.js';
-import { conversation, openHarness } from './harness.test-support.js';
 import { runReconcilePass } from './reconciler.js';
-import { activeProjectors, reconcileDeps, startProjector, waitForProjectors } from './runtime.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 
 /** The local embedder behind a switch: while `down`, it fails as an unreachable provider does. */
 const switchable = (inner: Embedder) => {
@@ -44,7 +44,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
   };
 
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
     embedder = switchable(h.embeddings!.embedder);
     h.embeddings = { ...h.embeddings!, embedder };
     subs = await Promise.all(activeProjectors(h).map((n) => startProjector(h, n)));
@@ -56,7 +56,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
 
   it('every fact set with facts gets an intent; with every store up each one ends done', async () => {
     const ch = freshChannelId();
-    await ingest(conversation(ch));
+    await ingest(twoMessageConversation(ch));
     const intents = await intentsOf(ch);
     const facts = (await h.documents.listMemories({ channelId: ch, page: 1, limit: 100 })).total;
     expect(intents.length).toBe(2);
@@ -70,7 +70,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
   it('embedding provider down: the vector write fails and waits; a pass after 5 minutes retries it once and it is done', async () => {
     const ch = freshChannelId();
     embedder.down = true;
-    await ingest(conversation(ch));
+    await ingest(twoMessageConversation(ch));
     embedder.down = false;
     const intents = await intentsOf(ch);
     expect(intents.map((i) => [i.state, i.vector.status, i.vector.error?.slice(0, 20)])).toEqual([
@@ -100,7 +100,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
     const ch = freshChannelId();
     embedder.down = true;
     try {
-      await ingest(conversation(ch));
+      await ingest(twoMessageConversation(ch));
       const created = Date.parse((await intentsOf(ch))[0]!.created_at!);
       for (let n = 1; n <= 5; n++) {
         const r = await pass(new Date(created + (6 + 15 * (n - 1)) * MIN));
@@ -119,7 +119,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
 
       // Another channel's intents while the provider is down and no pass runs: abandoned 24 hours later.
       const other = freshChannelId();
-      await ingest(conversation(other));
+      await ingest(twoMessageConversation(other));
       const later = new Date(Date.parse((await intentsOf(other))[0]!.created_at!) + 24 * 60 * MIN + MIN);
       expect((await h.intents.list({ channelId: other, state: 'abandoned', limit: 10 }, later)).total).toBe(2);
       const r = await pass(later);
@@ -134,10 +134,10 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
   it('a fact set replaced before the retry (its message deleted) is superseded, not written', async () => {
     const ch = freshChannelId();
     embedder.down = true;
-    const events = conversation(ch);
+    const events = twoMessageConversation(ch);
     try {
       await ingest(events);
-      const m = events[1]!.data as { messageId: string; platform: 'platform_a'; platformMessageId: string };
+      const m = events[1].data;
       const deleted: MessageDeleted = {
         messageId: m.messageId,
         platform: m.platform,
@@ -152,8 +152,8 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
     const intents = await intentsOf(ch);
     const r = await pass(new Date(Date.parse(intents[0]!.created_at!) + 6 * MIN));
     const byMessage = new Map(r.intents.filter((i) => i.channel_id === ch).map((i) => [i.message_id, i.stores.vector]));
-    expect(byMessage.get((events[1]!.data as { messageId: string }).messageId)).toBe('superseded');
-    expect(byMessage.get((events[2]!.data as { messageId: string }).messageId)).toBe('written');
+    expect(byMessage.get(events[1].data.messageId)).toBe('superseded');
+    expect(byMessage.get(events[2].data.messageId)).toBe('written');
     expect((await intentsOf(ch)).map((i) => i.state)).toEqual(['done', 'done']);
   });
 
@@ -163,7 +163,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
     await embeddings.stop();
     const others = activeProjectors(h).filter((n) => n !== 'embeddings');
     try {
-      await ingest(conversation(ch), others);
+      await ingest(twoMessageConversation(ch), others);
       const intents = await intentsOf(ch);
       expect(intents.map((i) => i.vector.status)).toEqual(['pending', 'pending']);
       const r = await runReconcilePass(reconcileDeps(h), {
@@ -193,7 +193,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
     h.graph = new Neo4jGraphStore({ url: 'bolt://127.0.0.1:1' });
     try {
       subs[at] = await startProjector(h, 'graph');
-      await ingest(conversation(ch));
+      await ingest(twoMessageConversation(ch));
       await subs[at]!.stop();
     } finally {
       await h.graph.close();
@@ -221,7 +221,7 @@ describe('write intents and the reconciler (spec "Write intent (two-phase persis
   it('nothing queued but the vector store holds every fact of the message (written without a report): counted as written', async () => {
     const ch = freshChannelId();
     embedder.down = true;
-    await ingest(conversation(ch));
+    await ingest(twoMessageConversation(ch));
     embedder.down = false;
     // A backfill that does not report (as before write intents existed): the vectors are written, the intents not told.
     await backfillEmbeddings({ ...h.embeddings!, intentLog: null });

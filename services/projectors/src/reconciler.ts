@@ -1,5 +1,5 @@
 import {
-  AtlasError,
+  cronJob,
   type FactsExtracted,
   type IntentStoreName,
   type NewEvent,
@@ -9,7 +9,6 @@ import {
 } from '@atlas/core';
 import { type EventLog, groupOf, type Projector } from '@atlas/eventlog';
 import { INTENT_MAX_ATTEMPTS, type IntentStore, type WriteIntentRecord } from '@atlas/stores';
-import { Cron } from 'croner';
 
 /** What a store's write of a fact set came to. */
 export type StoreOutcome = { outcome: StoreWriteApplied['outcome'] } | { error: string };
@@ -59,7 +58,10 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
  * "Write intent (two-phase persist)"): per intent, per store status, retry_count and state. Idempotent and
  * order-tolerant (IntentStore.apply is a commutative fold).
  */
-export const reconcilerProjector: Projector<{ intents: IntentStore }> = {
+export const reconcilerProjector: Projector<
+  { intents: IntentStore },
+  'WriteIntentCreated' | 'StoreWriteApplied' | 'StoreWriteFailed'
+> = {
   name: 'reconciler',
   topics: [TOPICS.intents],
   handles: ['WriteIntentCreated', 'StoreWriteApplied', 'StoreWriteFailed'],
@@ -271,21 +273,16 @@ export const startReconcileScheduler = (
   deps: ReconcileDeps,
   opts: { cron?: string; log?: { info(msg: string): void; warn(msg: string): void } } = {},
 ): ReconcileScheduler => {
-  let job: Cron;
-  try {
-    job = new Cron(opts.cron ?? RECONCILE_CRON, { timezone: 'UTC', protect: true }, async () => {
-      try {
-        const r = await runReconcilePass(deps);
-        if (r.retried > 0 || r.abandoned > 0)
-          opts.log?.info(
-            `reconciler: ${r.retried} intent(s) retried (${r.writes.written} written, ${r.writes.failed} failed, ${r.writes.permanent} permanently), ${r.deferred} deferred, ${r.abandoned} abandoned`,
-          );
-      } catch (err) {
-        opts.log?.warn(`reconcile pass failed: ${errorText(err)}`);
-      }
-    });
-  } catch (err) {
-    throw new AtlasError('INVALID_REQUEST', `invalid reconcile cron '${opts.cron}': ${String(err)}`);
-  }
+  const job = cronJob(opts.cron ?? RECONCILE_CRON, { name: 'reconcile cron' }, async () => {
+    try {
+      const r = await runReconcilePass(deps);
+      if (r.retried > 0 || r.abandoned > 0)
+        opts.log?.info(
+          `reconciler: ${r.retried} intent(s) retried (${r.writes.written} written, ${r.writes.failed} failed, ${r.writes.permanent} permanently), ${r.deferred} deferred, ${r.abandoned} abandoned`,
+        );
+    } catch (err) {
+      opts.log?.warn(`reconcile pass failed: ${errorText(err)}`);
+    }
+  });
   return { nextRun: () => job.nextRun(), stop: () => job.stop() };
 };

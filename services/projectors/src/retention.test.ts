@@ -1,13 +1,13 @@
 import { DEFAULT_CHANNEL_SETTINGS, type NewEvent, TOPICS } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
+import { channelCommandDeps, retentionDeps, startProjectors, waitForProjectors } from '@atlas/runtime';
+import { openProjectorHarness } from '@atlas/runtime/testing';
 import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendChannelCommand, channelSettings } from './channel-commands.js';
-import { openHarness } from './harness.test-support.js';
 import { runRetentionPass, startRetentionScheduler } from './retention.js';
-import { startProjectors, waitForProjectors } from './runtime.js';
 
-type Harness = Awaited<ReturnType<typeof openHarness>>;
+type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
 const DAY = 86_400;
 const NOW = new Date('2026-03-01T00:00:00.000Z');
 const sec = (daysAgo: number) => Math.floor(NOW.getTime() / 1000) - daysAgo * DAY;
@@ -41,7 +41,7 @@ describe('retention', () => {
       .map((r) => r.id);
 
   beforeAll(async () => {
-    h = await openHarness();
+    h = await openProjectorHarness();
     subs = await startProjectors(h);
     await h.eventLog.append(TOPICS.messages, [
       { type: 'ChannelDiscovered', key: ch, data: channelEvent(ch) },
@@ -57,7 +57,7 @@ describe('retention', () => {
   it('keeps everything while retention_days is null (the default)', async () => {
     expect(await channelSettings(h, ch)).toEqual(DEFAULT_CHANNEL_SETTINGS);
     expect(await channelSettings(h, 'unknown')).toEqual(DEFAULT_CHANNEL_SETTINGS);
-    expect(await runRetentionPass(h, { now: NOW })).toEqual({ channels: 0, deleted: 0 });
+    expect(await runRetentionPass(retentionDeps(h), { now: NOW })).toEqual({ channels: 0, deleted: 0 });
     expect((await h.documents.getChannel(ch))?.message_count).toBe(3);
   });
 
@@ -72,9 +72,9 @@ describe('retention', () => {
       );
     expect((await entitiesOf(old)).length).toBeGreaterThan(0);
 
-    await appendChannelCommand(h, settings(30));
+    await appendChannelCommand(channelCommandDeps(h), settings(30));
     expect((await channelSettings(h, ch)).retention_days).toBe(30);
-    expect(await runRetentionPass(h, { now: NOW })).toEqual({ channels: 1, deleted: 2 });
+    expect(await runRetentionPass(retentionDeps(h), { now: NOW })).toEqual({ channels: 1, deleted: 2 });
     await waitForProjectors(h);
 
     expect((await h.documents.listMessages(ch, { limit: 10 })).messages.map((m) => m.id)).toEqual([
@@ -86,16 +86,16 @@ describe('retention', () => {
     expect((await h.embeddings!.vectors.vectorsOf(old)).size).toBe(0);
     expect((await h.embeddings!.vectors.vectorsOf(kept)).size).toBe(kept.length);
     expect(await entitiesOf(old)).toEqual([]);
-    expect(await runRetentionPass(h, { now: NOW })).toEqual({ channels: 1, deleted: 0 });
+    expect(await runRetentionPass(retentionDeps(h), { now: NOW })).toEqual({ channels: 1, deleted: 0 });
   });
 
   it('schedules passes with a five-field cron (off: none) and refuses a bad expression', () => {
-    const off = startRetentionScheduler(h, { cron: 'off' });
+    const off = startRetentionScheduler(retentionDeps(h), { cron: 'off' });
     expect(off.nextRun()).toBeNull();
-    const hourly = startRetentionScheduler(h, { cron: '17 * * * *' });
+    const hourly = startRetentionScheduler(retentionDeps(h), { cron: '17 * * * *' });
     expect(hourly.nextRun()?.getUTCMinutes()).toBe(17);
     hourly.stop();
-    expect(() => startRetentionScheduler(h, { cron: '* * *' })).toThrow(/five-field/);
-    expect(() => startRetentionScheduler(h, { cron: '99 * * * *' })).toThrow(/RETENTION_CRON/);
+    expect(() => startRetentionScheduler(retentionDeps(h), { cron: '* * *' })).toThrow(/five-field/);
+    expect(() => startRetentionScheduler(retentionDeps(h), { cron: '99 * * * *' })).toThrow(/RETENTION_CRON/);
   });
 });

@@ -1,7 +1,11 @@
-import { AtlasError, type NewEvent, TOPICS } from '@atlas/core';
-import { Cron } from 'croner';
-import { awaitChannelPosition } from './channel-commands.js';
-import type { Runtime } from './runtime.js';
+import { cronJob, type NewEvent, TOPICS } from '@atlas/core';
+import type { DocumentStore } from '@atlas/stores';
+import { awaitChannelPosition, type ChannelCommandDeps } from './channel-commands.js';
+
+/** What a retention pass reads and appends: expired messages from the documents, MessageDeleted on the log. */
+export interface RetentionDeps extends ChannelCommandDeps {
+  documents: Pick<DocumentStore, 'channelsWithRetention' | 'messagesBefore'>;
+}
 
 const DAY_MS = 86_400_000;
 /** MessageDeleted events appended per append (one channel at a time). */
@@ -24,17 +28,17 @@ export interface RetentionResult {
  * AtlasError STORE_UNAVAILABLE when the documents projector does not catch up within `timeoutMs` (default 60 s).
  */
 export const runRetentionPass = async (
-  rt: Runtime,
+  deps: RetentionDeps,
   opts: { now?: Date; maxPerChannel?: number; timeoutMs?: number } = {},
 ): Promise<RetentionResult> => {
   const now = opts.now ?? new Date();
   const max = opts.maxPerChannel ?? 10_000;
-  const channels = await rt.documents.channelsWithRetention();
+  const channels = await deps.documents.channelsWithRetention();
   let deleted = 0;
   for (const { channelId, retentionDays } of channels) {
     const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
     for (let done = 0; done < max; ) {
-      const expired = await rt.documents.messagesBefore(channelId, cutoff, Math.min(CHUNK, max - done));
+      const expired = await deps.documents.messagesBefore(channelId, cutoff, Math.min(CHUNK, max - done));
       if (expired.length === 0) break;
       const events: NewEvent<'MessageDeleted'>[] = expired.map((m) => ({
         type: 'MessageDeleted',
@@ -47,10 +51,10 @@ export const runRetentionPass = async (
           deletedAt: now.toISOString(),
         },
       }));
-      const positions = await rt.eventLog.append(TOPICS.messages, events);
+      const positions = await deps.eventLog.append(TOPICS.messages, events);
       const last = positions[positions.length - 1]!;
       await awaitChannelPosition(
-        rt,
+        deps,
         channelId,
         { partition: last.partition, offset: last.offset + 1 },
         { projectors: ['documents'], depth: 1, timeoutMs: opts.timeoutMs ?? 60_000 },
@@ -74,24 +78,17 @@ export interface RetentionScheduler {
  * logged and the next pass tries again. Throws AtlasError INVALID_REQUEST on an invalid expression.
  */
 export const startRetentionScheduler = (
-  rt: Runtime,
+  deps: RetentionDeps,
   opts: { cron: string; log?: { info(msg: string): void; warn(msg: string): void } },
 ): RetentionScheduler => {
   if (opts.cron.trim() === 'off') return { nextRun: () => null, stop: () => undefined };
-  if (opts.cron.trim().split(/\s+/).length !== 5)
-    throw new AtlasError('INVALID_REQUEST', `RETENTION_CRON must be a five-field cron expression: '${opts.cron}'`);
-  let job: Cron;
-  try {
-    job = new Cron(opts.cron, { timezone: 'UTC', protect: true }, async () => {
-      try {
-        const r = await runRetentionPass(rt);
-        if (r.deleted > 0) opts.log?.info(`retention: ${r.deleted} message(s) deleted in ${r.channels} channel(s)`);
-      } catch (err) {
-        opts.log?.warn(`retention pass failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    });
-  } catch (err) {
-    throw new AtlasError('INVALID_REQUEST', `invalid RETENTION_CRON '${opts.cron}': ${String(err)}`);
-  }
+  const job = cronJob(opts.cron, { name: 'RETENTION_CRON' }, async () => {
+    try {
+      const r = await runRetentionPass(deps);
+      if (r.deleted > 0) opts.log?.info(`retention: ${r.deleted} message(s) deleted in ${r.channels} channel(s)`);
+    } catch (err) {
+      opts.log?.warn(`retention pass failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
   return { nextRun: () => job.nextRun(), stop: () => job.stop() };
 };

@@ -1,9 +1,15 @@
 import path from 'node:path';
 import { AtlasError, loadConfig, type StoredEvent } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
+import {
+  appendPlan,
+  openRuntime,
+  projectorLag,
+  type Runtime,
+  startProjectors,
+  waitForProjectors,
+} from '@atlas/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendPlan } from '../../cli/src/commands/import.js';
-import { openRuntime, projectorLag, type Runtime, startProjectors, waitForProjectors } from './runtime.js';
 import { nextCronRun, startWikiScheduler, type WikiScheduler, wikiProjector } from './wiki.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
@@ -112,8 +118,8 @@ describe('wiki triggers (wiki projector + scheduler) on real data', () => {
         offset: 0,
         timestamp: 0,
         data: { channelId, sourceMessageId, messageId: crypto.randomUUID(), facts },
-      }) as unknown as StoredEvent;
-    const marked = async (events: StoredEvent[]) => {
+      }) as unknown as StoredEvent<'FactsExtracted'>; // a partial fact set: only what the projector reads
+    const marked = async (events: StoredEvent<'FactsExtracted'>[]) => {
       const before = new Map(
         await Promise.all([help, other].map(async (c) => [c, await rt.wiki.staleSeq(c)] as const)),
       );

@@ -1,21 +1,13 @@
-import {
-  AtlasError,
-  type ChannelDataDeleted,
-  type EntitiesExtracted,
-  type FactsExtracted,
-  type StoredEvent,
-  TOPICS,
-} from '@atlas/core';
+import { type AnyStoredEvent, cronJob, runsOfType, type StoredEvent, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
 import {
   batchedDeps,
   cachedWikiSink,
   generateChannelWiki,
+  RenderMemo,
   type WikiGenerateDeps,
   type WikiGenerateResult,
 } from '@atlas/wiki';
-import { Cron } from 'croner';
-import { runsOfType } from './documents.js';
 
 /** What the wiki projector reads and writes: the wiki store's stale flags and its sources (WikiStore). */
 export interface WikiProjectorDeps {
@@ -40,20 +32,23 @@ export interface WikiProjectorDeps {
  * after the deletion was requested: wikis are generated, not projected, so a replay must not delete a wiki generated
  * from what came after the deletion.
  */
-export const wikiProjector: Projector<WikiProjectorDeps> = {
+export const wikiProjector: Projector<
+  WikiProjectorDeps,
+  'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted'
+> = {
   name: 'wiki',
   topics: [TOPICS.facts, TOPICS.graph],
   handles: ['FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted'],
-  async handle(events: StoredEvent[], deps) {
+  async handle(events, deps) {
     for (const run of runsOfType(events)) {
-      if (run[0]!.type !== 'ChannelDataDeleted') await markChanged(run, deps);
-      else for (const e of run) await deleteWiki(e, deps);
+      if (run.type !== 'ChannelDataDeleted') await markChanged(run.events, deps);
+      else for (const e of run.events) await deleteWiki(e, deps);
     }
   },
 };
 
-const deleteWiki = async (e: StoredEvent, deps: WikiProjectorDeps): Promise<void> => {
-  const { channelId, requestedAt } = e.data as ChannelDataDeleted;
+const deleteWiki = async (e: StoredEvent<'ChannelDataDeleted'>, deps: WikiProjectorDeps): Promise<void> => {
+  const { channelId, requestedAt } = e.data;
   const current = await deps.wiki.currentVersion(channelId);
   // requestedAt, not the append time: a replay of the facts projector forwards the command again, later.
   if (current && Date.parse(current.generated_at) > Date.parse(requestedAt)) return;
@@ -61,16 +56,20 @@ const deleteWiki = async (e: StoredEvent, deps: WikiProjectorDeps): Promise<void
 };
 
 /** Marks stale the channels whose shown knowledge a run of FactsExtracted | EntitiesExtracted changed. */
-const markChanged = async (events: StoredEvent[], deps: WikiProjectorDeps): Promise<void> => {
+const markChanged = async (
+  events: readonly AnyStoredEvent<'FactsExtracted' | 'EntitiesExtracted'>[],
+  deps: WikiProjectorDeps,
+): Promise<void> => {
   {
     const stale = new Set<string>();
     const emptied: { channelId: string; messageId: string }[] = [];
     for (const e of events) {
-      const d = e.data as FactsExtracted | EntitiesExtracted;
       const contributes =
-        'facts' in d ? d.facts.length > 0 : d.entities.length + d.relationships.length + d.supersessions.length > 0;
-      if (contributes) stale.add(d.channelId);
-      else emptied.push({ channelId: d.channelId, messageId: d.sourceMessageId });
+        e.type === 'FactsExtracted'
+          ? e.data.facts.length > 0
+          : e.data.entities.length + e.data.relationships.length + e.data.supersessions.length > 0;
+      if (contributes) stale.add(e.data.channelId);
+      else emptied.push({ channelId: e.data.channelId, messageId: e.data.sourceMessageId });
     }
     const retracted = await deps.wiki.channelsCiting(emptied.filter((m) => !stale.has(m.channelId)));
     await deps.wiki.markStale(...stale, ...retracted);
@@ -112,7 +111,12 @@ export class WikiGenerator {
   ) {
     const { wikiEnabledMany, ...rest } = deps;
     const batched = batchedDeps(rest);
-    this.deps = { ...batched, wiki: cachedWikiSink(batched.wiki), authorSums: new Map() };
+    this.deps = {
+      ...batched,
+      wiki: cachedWikiSink(batched.wiki),
+      authorSums: new Map(),
+      renderMemo: new RenderMemo(),
+    };
     this.wikiEnabledMany = wikiEnabledMany ?? (async (ids) => ids.map(() => true));
   }
 
@@ -188,18 +192,10 @@ export class WikiGenerator {
  */
 export const nextCronRun = (expression: string, from: Date = new Date()): Date | null => {
   if (expression.trim() === 'off') return null;
-  return cronOf(expression).nextRun(from);
+  return cronJob(expression, WIKI_CRON).nextRun(from);
 };
 
-const cronOf = (expression: string) => {
-  if (expression.trim().split(/\s+/).length !== 5)
-    throw new AtlasError('INVALID_REQUEST', `WIKI_REBUILD_CRON must be a five-field cron expression: '${expression}'`);
-  try {
-    return new Cron(expression, { timezone: 'UTC', paused: true });
-  } catch (err) {
-    throw new AtlasError('INVALID_REQUEST', `invalid cron expression '${expression}': ${String(err)}`);
-  }
-};
+const WIKI_CRON = { name: 'WIKI_REBUILD_CRON' };
 
 export interface WikiSchedulerOptions {
   /** Five-field cron expression (UTC) of the daily full rebuild; `off` disables it. Default `0 2 * * *`. */
@@ -230,7 +226,7 @@ export interface WikiScheduler {
  */
 export const startWikiScheduler = (generator: WikiGenerator, opts: WikiSchedulerOptions): WikiScheduler => {
   const log = opts.log ?? { info: () => undefined, warn: () => undefined };
-  if (opts.rebuildCron.trim() !== 'off') cronOf(opts.rebuildCron); // throws on an invalid expression
+  if (opts.rebuildCron.trim() !== 'off') cronJob(opts.rebuildCron, WIKI_CRON); // throws on an invalid expression
   // One pass at a time: a rebuild due during a refresh waits for it; at most one refresh waits in line.
   let chain: Promise<void> = Promise.resolve();
   let refreshQueued: Promise<void> | null = null;
@@ -261,7 +257,7 @@ export const startWikiScheduler = (generator: WikiGenerator, opts: WikiScheduler
   const cron =
     opts.rebuildCron.trim() === 'off'
       ? null
-      : new Cron(opts.rebuildCron, { timezone: 'UTC', protect: true }, () =>
+      : cronJob(opts.rebuildCron, WIKI_CRON, () =>
           serial(async () => report('daily rebuild', await generator.rebuild(await opts.channels()))),
         );
   const timer = setInterval(() => void tick(), opts.intervalMs);

@@ -1,7 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
-import type { SubscribeOptions, Subscription, TopicPartition } from '../port.js';
-import type { EmbeddedEventLog } from './postgres-log.js';
+import type { EventEmitter } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { AnyStoredEvent } from '@atlas/core';
+import { type Kysely, sql } from 'kysely';
+import type { ResetTarget, SubscribeOptions, Subscription, TopicPartition } from '../port.js';
+import type { EventLogTables } from './tables.js';
+
+/** What a consumer uses of its EmbeddedEventLog (declared here so that the two files do not import each other). */
+export interface EmbeddedConsumerLog {
+  readonly db: Kysely<EventLogTables>;
+  /** Emits 'append' (topic) when this process appends. */
+  readonly wake: EventEmitter;
+  /** Poll and session timings, ms. */
+  readonly opts: { readonly pollIntervalMs: number; readonly maxIdleMs: number; readonly sessionTimeoutMs: number };
+  /** Partitions of a topic, or null when the topic does not exist. */
+  partitions(topic: string): Promise<number | null>;
+  /** The offset a reset target stands for in one partition. */
+  offsetFor(topic: string, partition: number, to: ResetTarget | 'earliest' | 'latest'): Promise<number>;
+  /** Decodes stored records into events. */
+  decodeRows(rows: EventLogTables['eventlog_records'][]): Promise<AnyStoredEvent[]>;
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const tpKey = (tp: TopicPartition) => `${tp.topic}\u0000${tp.partition}`;
@@ -29,7 +47,7 @@ export class EmbeddedConsumer implements Subscription {
   };
 
   constructor(
-    private readonly log: EmbeddedEventLog,
+    private readonly log: EmbeddedConsumerLog,
     private readonly opts: SubscribeOptions,
     private readonly onStop: () => void,
   ) {
@@ -64,7 +82,12 @@ export class EmbeddedConsumer implements Subscription {
       try {
         for (const tp of await this.withNewRecords(await this.rebalance())) {
           if (!this.running) break;
-          worked = (await this.poll(tp)) || worked;
+          if (await this.poll(tp)) {
+            worked = true;
+            // A batch on the embedded database runs as one chain of microtasks (PGlite answers synchronously): give
+            // the event loop a turn after each, so timers and sockets (the API beside the projectors) are served.
+            await nextTurn();
+          }
         }
       } catch (err) {
         if (!this.running) break;

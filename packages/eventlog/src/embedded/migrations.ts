@@ -1,11 +1,12 @@
-import { runMigrations } from '@atlas/stores';
-import { type Kysely, sql } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import type { MigrationDb } from '@atlas/db';
+import { runMigrations } from '@atlas/db';
+import type { Migration } from 'kysely';
+import { sql } from 'kysely';
 
 /** Tables of the embedded event log (Postgres or PGlite). Offsets are int8; read them with Number(). */
 const migrations: Record<string, Migration> = {
   '0001_eventlog': {
-    async up(db: Kysely<unknown>) {
+    async up(db: MigrationDb) {
       await sql`create table if not exists eventlog_topics (
         name text primary key, partitions int not null, created_at timestamptz not null default now())`.execute(db);
       await sql`create table if not exists eventlog_partitions (
@@ -35,4 +36,4 @@ const migrations: Record<string, Migration> = {
 };
 
 /** Applies the event log's migrations (idempotent; safe from several processes: Kysely takes a lock). */
-export const migrateEventLog = (db: Kysely<unknown>): Promise<void> => runMigrations(db, 'eventlog', migrations);
+export const migrateEventLog = (db: MigrationDb): Promise<void> => runMigrations(db, 'eventlog', migrations);

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { AtlasError, type NewEvent, type StoredEvent } from '@atlas/core';
+import { type AnyStoredEvent, AtlasError, type NewEvent } from '@atlas/core';
+import type { Db } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
 import type { EventCodec } from '../codec.js';
 import { partitionForKey } from '../partitioner.js';
@@ -35,7 +36,7 @@ export class EmbeddedEventLog implements EventLog {
   private readonly consumers = new Set<EmbeddedConsumer>();
 
   constructor(
-    db: Kysely<unknown>,
+    db: Db,
     readonly codec: EventCodec,
     opts: EmbeddedLogOptions = {},
   ) {
@@ -220,7 +221,7 @@ export class EmbeddedEventLog implements EventLog {
   }
 
   /** Decodes stored rows into events (used by the consumer). */
-  async decodeRows(rows: EventLogTables['eventlog_records'][]): Promise<StoredEvent[]> {
+  async decodeRows(rows: EventLogTables['eventlog_records'][]): Promise<AnyStoredEvent[]> {
     return Promise.all(
       rows.map(async (r) => {
         const { type, data } = await this.codec.decode(Buffer.from(r.value));
@@ -232,7 +233,7 @@ export class EmbeddedEventLog implements EventLog {
           type,
           data,
           timestamp: Number(r.timestamp),
-        } as StoredEvent;
+        } as AnyStoredEvent;
       }),
     );
   }

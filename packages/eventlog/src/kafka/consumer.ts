@@ -1,7 +1,23 @@
-import type { StoredEvent } from '@atlas/core';
-import type { Consumer, EachBatchPayload } from 'kafkajs';
+import type { AnyStoredEvent } from '@atlas/core';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { SubscribeOptions, Subscription, TopicPartition } from '../port.js';
-import type { KafkaEventLog } from './kafka-log.js';
+
+/** What a subscription uses of its KafkaEventLog (declared here so that the two files do not import each other). */
+export interface KafkaSubscriptionLog {
+  readonly kafka: Kafka;
+  /** Timings of the group member, ms. */
+  readonly opts: { readonly sessionTimeoutMs: number; readonly heartbeatMs: number };
+  /** The cluster's name of a topic or group (with the namespace). */
+  name(n: string): string;
+  /** The caller's name of a cluster topic or group (without the namespace). */
+  unname(n: string): string;
+  /** Decodes one fetched record. */
+  decode(
+    topic: string,
+    partition: number,
+    m: { offset: string; key: Buffer | null; value: Buffer | null; timestamp: string },
+  ): Promise<AnyStoredEvent>;
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -21,7 +37,7 @@ export class KafkaSubscription implements Subscription {
   private inFlight = 0;
 
   constructor(
-    private readonly log: KafkaEventLog,
+    private readonly log: KafkaSubscriptionLog,
     private readonly opts: SubscribeOptions,
     private readonly onStop: () => void,
   ) {
@@ -70,7 +86,7 @@ export class KafkaSubscription implements Subscription {
     for (let i = 0; i < batch.messages.length; i += max) {
       if (this.stopped || !isRunning() || isStale()) return;
       const slice = batch.messages.slice(i, i + max);
-      const events: StoredEvent[] = await Promise.all(
+      const events: AnyStoredEvent[] = await Promise.all(
         slice.map((m) => this.log.decode(batch.topic, batch.partition, m)),
       );
       const beat = setInterval(() => void heartbeat().catch(() => undefined), this.log.opts.heartbeatMs);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AtlasError, type NewEvent, type StoredEvent } from '@atlas/core';
+import { type AnyStoredEvent, AtlasError, type NewEvent } from '@atlas/core';
 import { type Admin, Kafka, type KafkaConfig, logLevel, type Message, type Producer } from 'kafkajs';
 import type { EventCodec } from '../codec.js';
 import { partitionForKey } from '../partitioner.js';
@@ -266,7 +266,7 @@ export class KafkaEventLog implements EventLog {
       type,
       data,
       timestamp: Number(m.timestamp),
-    } as StoredEvent;
+    } as AnyStoredEvent;
   }
 
   async resetOffsets(group: string, topic: string, to: ResetTarget): Promise<void> {

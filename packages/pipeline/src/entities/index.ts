@@ -26,7 +26,7 @@ export {
   questionEntities,
   statedValidUntil,
   technologyName,
-} from './offline.js';
+} from './offline/index.js';
 export { findOwnerChanges, type KnownOwner, type Ownership, ownershipOf } from './ownership.js';
 export type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 export {

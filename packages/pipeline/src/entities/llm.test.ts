@@ -13,7 +13,7 @@ import {
 import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LlmEntityExtractor, parseLlmAnswer } from './llm.js';
-import { OfflineEntityExtractor } from './offline.js';
+import { OfflineEntityExtractor } from './offline/index.js';
 import type { EntityExtractionInput, KnownDecision } from './port.js';
 
 const CHANNEL = 'C0LLM';

@@ -9,7 +9,7 @@ import {
   RelationshipType,
 } from '@atlas/core';
 import { z } from 'zod';
-import { type JsonLlm, type LlmChatMessage, onlyMalformed } from '../port.js';
+import { type JsonLlm, type LlmChatMessage, onlyMalformed } from '../facts/port.js';
 import {
   CONTEXT_MAX,
   clip,
@@ -20,7 +20,7 @@ import {
   isoDate,
   OfflineEntityExtractor,
   technologyName,
-} from './offline.js';
+} from './offline/index.js';
 import { findOwnerChanges, type KnownOwner, ownershipOf } from './ownership.js';
 import type { EntityExtraction, EntityExtractionInput, EntityExtractor, KnownDecision, KnownPerson } from './port.js';
 import { findSupersessions, type NewDecision } from './supersede.js';

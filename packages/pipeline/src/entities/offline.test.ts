@@ -13,9 +13,9 @@ import {
   Supersession,
 } from '@atlas/core';
 import { describe, expect, it } from 'vitest';
-import { OfflineFactExtractor } from '../offline-extractor.js';
-import { preprocess } from '../preprocess.js';
-import { selectFacts } from '../select.js';
+import { OfflineFactExtractor } from '../facts/offline-extractor.js';
+import { preprocess } from '../facts/preprocess.js';
+import { selectFacts } from '../facts/select.js';
 import { CLOJURIANS, DATA_DIR, SlackExport } from '../test-support.js';
 import {
   decisionParts,
@@ -27,7 +27,7 @@ import {
   questionEntities,
   statedValidUntil,
   technologyName,
-} from './offline.js';
+} from './offline/index.js';
 import type { EntityExtraction, KnownDecision, KnownPerson } from './port.js';
 
 const CHANNEL = 'C0TEST';

@@ -1,5 +1,5 @@
 import { normalizeEntityName, type Supersession } from '@atlas/core';
-import { GENERIC_NOUNS, STOPWORDS, TECH } from '../lexicon.js';
+import { GENERIC_NOUNS, STOPWORDS, TECH } from '../facts/lexicon.js';
 import type { KnownDecision } from './port.js';
 
 /** A decision of the message being extracted: a KnownDecision plus the text of the fact it came from. */

@@ -39,7 +39,7 @@ const apiUser = (u: unknown): JsonObject => {
 };
 
 /**
- * A Discord REST v10 emulator (test support, issue 8 item 7) serving a DiscordChatExporter JSON export over node:http
+ * A Discord REST v10 emulator (test support) serving a DiscordChatExporter JSON export over node:http
  * on 127.0.0.1: GET /users/@me, /guilds/{id} (`with_counts`), /guilds/{id}/members/{user}, /guilds/{id}/channels,
  * /channels/{id}, /channels/{id}/messages (before/after/around, limit 1..100, newest first), /channels/{id}/messages/{id},
  * /channels/{id}/messages/{id}/reactions/{emoji}. Errors carry real statuses and JSON codes (401/0, 403/50001,

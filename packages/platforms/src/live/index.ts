@@ -4,10 +4,10 @@ import { SlackClient } from './slack-client.js';
 import type { PlatformClient, PlatformClientOptions, PlatformCredentials } from './types.js';
 
 /**
- * The live client of a connection's platform (issue 8): platform_a → SlackClient (@slack/web-api), platform_b →
- * DiscordClient (@discordjs/rest); with `opts.mock` (ADAPTER_MOCK=true) the generated MockPlatformClient of that
- * platform instead. Pure construction: no request is made until a method is called.
- * `opts.slackApiUrl` / `opts.discordApiUrl` point the SDKs at another base URL (the emulators in tests).
+ * The live client of a connection's platform (docs/connections.md): platform_a → SlackClient (@slack/web-api),
+ * platform_b → DiscordClient (@discordjs/rest); with `opts.mock` (ADAPTER_MOCK=true) the generated MockPlatformClient
+ * of that platform instead. Pure construction: no request is made until a method is called. `opts.slackApiUrl` /
+ * `opts.discordApiUrl` point the SDKs at another base URL (the emulators in tests).
  */
 export function platformClient(credentials: PlatformCredentials, opts: PlatformClientOptions = {}): PlatformClient {
   if (opts.mock) return new MockPlatformClient(credentials, opts.mock === true ? {} : opts.mock);

@@ -173,7 +173,7 @@ export interface MockClientOptions {
 }
 
 /**
- * The mock platform (ADAPTER_MOCK=true, issue 8 "Mock platform"): a generated Slack-like workspace (platform_a,
+ * The mock platform (ADAPTER_MOCK=true, docs/mock-platform.md): a generated Slack-like workspace (platform_a,
  * `northstar-labs`: #engineering, #product, #support) or Discord-like guild (platform_b, `Northstar Community`:
  * #general, #help, #dev, #announcements) with eight people talking, so a new user can try connections and sync with no
  * credentials. Any credentials validate except a bot_token of `invalid` (INVALID_CREDENTIALS). History: the last

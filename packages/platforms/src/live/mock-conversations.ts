@@ -1,5 +1,5 @@
 /**
- * The conversations of the mock platform (ADAPTER_MOCK, issue 8 "Mock platform"): templates of realistic team chat
+ * The conversations of the mock platform (ADAPTER_MOCK, docs/mock-platform.md): templates of realistic team chat
  * (proposals ending in decisions with owners and deadlines, incidents with root causes, releases, questions with
  * answers, review requests, customer feedback, small talk), filled from word banks by a seeded PRNG. Pure: the same
  * random source gives the same conversation.

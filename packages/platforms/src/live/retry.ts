@@ -1,3 +1,4 @@
+import pRetry from 'p-retry';
 import type { ClientLogEvent, PlatformClientOptions, PlatformError, PlatformId } from './types.js';
 
 /** Resolved retry settings (milliseconds). */
@@ -61,10 +62,10 @@ export function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise
 }
 
 /**
- * Runs `fn` until it succeeds, retrying retriable PlatformErrors (from `toError`): a RATE_LIMIT waits its
+ * Runs `fn` until it succeeds, retrying retriable PlatformErrors (from `toError`) with p-retry: a RATE_LIMIT waits its
  * `retryAfter` seconds (thrown at once when longer than `maxRetryAfterMs`), anything else waits
  * `backoffMs · 2^attempt` capped by `maxBackoffMs`. At most `maxRetries` retries, then the last PlatformError.
- * An abort of `signal` rejects at once with its reason (not a PlatformError).
+ * An abort of `signal` rejects at once with its reason (not a PlatformError). Each retry is logged with its wait.
  */
 export async function withRetry<T>(
   platform: PlatformId,
@@ -74,22 +75,36 @@ export async function withRetry<T>(
   settings: RetrySettings,
   signal?: AbortSignal,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt += 1) {
+  const attempt = async (): Promise<T> => {
     if (signal?.aborted) throw abortReason(signal);
-    let error: PlatformError;
     try {
       return await abortable(fn(), signal);
     } catch (err) {
       if (signal?.aborted) throw abortReason(signal);
-      error = toError(err);
+      throw toError(err);
     }
-    if (!error.retriable || attempt >= settings.maxRetries) throw error;
-    const rateLimited = error.code === 'RATE_LIMIT' && error.retryAfter !== undefined;
-    const waitMs = rateLimited
-      ? error.retryAfter! * 1000
-      : Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** attempt);
-    if (rateLimited && waitMs > settings.maxRetryAfterMs) throw error;
-    settings.log({ level: 'info', platform, msg: 'retrying', call, attempt: attempt + 1, waitMs, code: error.code });
-    await sleep(waitMs, signal);
+  };
+  try {
+    return await pRetry(attempt, {
+      retries: settings.maxRetries,
+      // The wait depends on the error (Retry-After or backoff), so shouldRetry waits it and p-retry adds none.
+      minTimeout: 0,
+      signal,
+      shouldRetry: async ({ error, attemptNumber }) => {
+        const e = error as PlatformError;
+        if (signal?.aborted || !e.retriable) return false;
+        const rateLimited = e.code === 'RATE_LIMIT' && e.retryAfter !== undefined;
+        const waitMs = rateLimited
+          ? e.retryAfter! * 1000
+          : Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** (attemptNumber - 1));
+        if (rateLimited && waitMs > settings.maxRetryAfterMs) return false;
+        settings.log({ level: 'info', platform, msg: 'retrying', call, attempt: attemptNumber, waitMs, code: e.code });
+        await sleep(waitMs, signal);
+        return true;
+      },
+    });
+  } catch (err) {
+    if (signal?.aborted) throw abortReason(signal);
+    throw err;
   }
 }

@@ -24,7 +24,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 
 /**
- * A Slack Web API emulator (test support, issue 8 item 7) serving a Slack export (`channels.json`, `users.json`,
+ * A Slack Web API emulator (test support) serving a Slack export (`channels.json`, `users.json`,
  * `<channel>/<day>.json`) over node:http on 127.0.0.1: auth.test (with `x-oauth-scopes`), conversations.list/info/
  * history/replies, users.list/info; POST form or JSON bodies and GET queries; errors as `{ok:false,error}` with HTTP
  * 200 (research note §1–§4). Team id and workspace URL are the ones the importer infers from the export, so permalinks

@@ -1,4 +1,4 @@
-import type { MessageIngested } from '@atlas/core';
+import { AtlasError, type MessageIngested, type SyncErrorCode } from '@atlas/core';
 
 /** The two platforms of the spec ("Connection": `platform_a` = Slack, `platform_b` = Discord). */
 export type PlatformId = 'platform_a' | 'platform_b';
@@ -71,7 +71,7 @@ export interface MessagePage {
 }
 
 /**
- * A live platform connection (issue 8, items 2 and 3).
+ * A live platform connection: validation of its credentials, and its channels, messages and replies.
  * - `validate` never throws for platform or network failures: it maps them to spec validation codes.
  * - `listChannels`, `fetchMessages`, `fetchReplies` throw `PlatformError` (spec "Sync errors" codes); 429s, 5xx and
  *   network failures are retried first (Retry-After honoured, exponential backoff, bounded, abortable).
@@ -94,25 +94,24 @@ export interface PlatformClient {
   fetchReplies(channelId: string, threadTs: string, opts: FetchOptions): Promise<MessageIngested[]>;
 }
 
-/** Codes of spec "Errors → Sync errors". */
-export type SyncErrorCode = 'PLATFORM_ERROR' | 'AUTH_ERROR' | 'RATE_LIMIT' | 'CHANNEL_NOT_FOUND' | 'INTERNAL_ERROR';
+/** Codes of spec "Errors → Sync errors" (SYNC_ERROR_STATUS of `@atlas/core`). */
+export type { SyncErrorCode } from '@atlas/core';
 
 /**
  * The error of listChannels / fetchMessages / fetchReplies (spec "Sync errors").
  * `retryAfter` is in seconds (RATE_LIMIT, when the platform said); `retriable` tells a job whether to retry later;
  * `platformCode` is the platform's own code (`not_in_channel`, `50001`…) for details. Messages never hold tokens.
  */
-export class PlatformError extends Error {
+export class PlatformError extends AtlasError {
+  declare readonly code: SyncErrorCode;
+
   constructor(
-    readonly code: SyncErrorCode,
+    code: SyncErrorCode,
     message: string,
     readonly opts: { retriable: boolean; retryAfter?: number; platformCode?: string; status?: number },
   ) {
-    super(message);
+    super(code, message, { retriable: opts.retriable });
     this.name = 'PlatformError';
-  }
-  get retriable(): boolean {
-    return this.opts.retriable;
   }
   get retryAfter(): number | undefined {
     return this.opts.retryAfter;

@@ -1,11 +1,13 @@
+import { AtlasError, ERROR_STATUS } from '@atlas/core';
+
 /**
- * HTTP status of each upload error code (spec "Ask", `POST /api/ask/upload`, and "Limits").
- * `UNSUPPORTED_MEDIA_TYPE` is not an `ErrorCode` of `@atlas/core`'s AtlasError, hence this separate class.
+ * HTTP status of each upload error code (spec "Ask", `POST /api/ask/upload`, and "Limits"): the upload codes of
+ * `@atlas/core`'s ERROR_STATUS.
  */
 export const UPLOAD_ERROR_STATUS = {
-  INVALID_REQUEST: 400,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
+  INVALID_REQUEST: ERROR_STATUS.INVALID_REQUEST,
+  PAYLOAD_TOO_LARGE: ERROR_STATUS.PAYLOAD_TOO_LARGE,
+  UNSUPPORTED_MEDIA_TYPE: ERROR_STATUS.UNSUPPORTED_MEDIA_TYPE,
 } as const;
 
 /** `INVALID_REQUEST` (400: empty, damaged, password-protected, bad base64), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415). */
@@ -22,23 +24,22 @@ export interface UploadErrorDetails {
 }
 
 /**
- * Why an uploaded or attached file was refused. The route answers
- * `status` with `{error: {code, message, details}}` (the shape of `errorBody` in `@atlas/core`);
- * `statusCode` mirrors `status` so a Fastify error handler that reads it picks the same status.
- * The message names the file and the limit or the allowed types.
+ * Why an uploaded or attached file was refused: an AtlasError (never retriable) whose `status` is the one the route
+ * answers, with `{error: {code, message, details}}` (the shape of `errorBody` in `@atlas/core`); `statusCode` mirrors
+ * `status` so a Fastify error handler that reads it picks the same status. The message names the file and the limit
+ * or the allowed types.
  */
-export class UploadError extends Error {
-  readonly status: (typeof UPLOAD_ERROR_STATUS)[UploadErrorCode];
+export class UploadError extends AtlasError {
+  declare readonly code: UploadErrorCode;
+  declare readonly details: UploadErrorDetails;
 
-  constructor(
-    readonly code: UploadErrorCode,
-    message: string,
-    readonly details: UploadErrorDetails,
-    opts: { cause?: unknown } = {},
-  ) {
-    super(message, { cause: opts.cause });
+  constructor(code: UploadErrorCode, message: string, details: UploadErrorDetails, opts: { cause?: unknown } = {}) {
+    super(code, message, { details, cause: opts.cause });
     this.name = 'UploadError';
-    this.status = UPLOAD_ERROR_STATUS[code];
+  }
+
+  override get status(): (typeof UPLOAD_ERROR_STATUS)[UploadErrorCode] {
+    return UPLOAD_ERROR_STATUS[this.code];
   }
 
   get statusCode(): number {

@@ -74,7 +74,7 @@ export class LlmChain {
       provider,
       breaker: new CircuitBreaker({
         name: `llm:${opts.tier}:${provider.provider}`,
-        dependency: 'llm_provider', // listed by breakerSnapshots() (health, Prometheus)
+        dependency: 'llm_provider', // the runtime's BreakerSet lists it so (health, Prometheus)
         timeoutMs: provider.timeoutMs + BREAKER_SLACK_MS,
         isFailure: isProviderFault,
         ...opts.breaker,

@@ -1,4 +1,7 @@
-import { type Kysely, sql } from 'kysely';
+import { AtlasError } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
+import type { Kysely } from 'kysely';
+import type { AskTables } from './tables.js';
 
 /** Spec "Ask session and messages": an ask citation. */
 export interface AskCitation {
@@ -100,13 +103,17 @@ const toMessage = (r: MessageRow): AskMessage => ({
   timestamp: iso(r.created_at),
 });
 
-/** A session of another scope, or one that does not exist, when a turn is appended: the caller answers 4xx. */
-export class AskScopeError extends Error {
+/**
+ * A session of another scope, or one that does not exist, when a turn is appended: AtlasError CONFLICT (never
+ * retriable); the caller answers 4xx. `sessionId` is the session asked for.
+ */
+export class AskScopeError extends AtlasError {
   constructor(
     readonly sessionId: string,
     message: string,
   ) {
-    super(message);
+    super('CONFLICT', message, { details: { session_id: sessionId } });
+    this.name = 'AskScopeError';
   }
 }
 
@@ -117,7 +124,11 @@ export class AskScopeError extends Error {
  * (channel_id set) are visible to their channel's routes only; the global routes see every session. Needs migrateAsk.
  */
 export class AskStore {
-  constructor(private readonly db: Kysely<unknown>) {}
+  private readonly db: Kysely<AskTables>;
+
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<AskTables>();
+  }
 
   /**
    * Appends a completed question and answer to `turn.sessionId`, creating the session (created_at = the question's
@@ -126,25 +137,65 @@ export class AskStore {
    */
   async recordTurn(turn: AskTurn): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await sql`insert into ask_sessions (session_id, channel_id, created_at, last_activity)
-        values (${turn.sessionId}, ${turn.channelId}, ${turn.question.timestamp}::timestamptz,
-          ${turn.answer.timestamp}::timestamptz)
-        on conflict (session_id) do nothing`.execute(trx);
-      const s = await sql<{ channel_id: string | null }>`select channel_id from ask_sessions
-        where session_id = ${turn.sessionId} for update`.execute(trx);
-      if ((s.rows[0]?.channel_id ?? null) !== turn.channelId)
+      await trx
+        .insertInto('ask_sessions')
+        .values({
+          session_id: turn.sessionId,
+          channel_id: turn.channelId,
+          created_at: turn.question.timestamp,
+          last_activity: turn.answer.timestamp,
+        })
+        .onConflict((oc) => oc.column('session_id').doNothing())
+        .execute();
+      const s = await trx
+        .selectFrom('ask_sessions')
+        .select('channel_id')
+        .where('session_id', '=', turn.sessionId)
+        .forUpdate()
+        .executeTakeFirst();
+      if ((s?.channel_id ?? null) !== turn.channelId)
         throw new AskScopeError(turn.sessionId, `session ${turn.sessionId} belongs to another scope`);
-      const last = await sql<{ n: number | null }>`select max(seq) as n from ask_messages
-        where session_id = ${turn.sessionId}`.execute(trx);
-      const seq = Number(last.rows[0]?.n ?? 0);
-      await sql`insert into ask_messages (message_id, session_id, seq, role, content, citations, created_at, metadata)
-        values (${turn.question.message_id}, ${turn.sessionId}, ${seq + 1}, 'user', ${turn.question.content}, '[]'::jsonb,
-          ${turn.question.timestamp}::timestamptz, '{}'::jsonb),
-        (${turn.answer.message_id}, ${turn.sessionId}, ${seq + 2}, 'assistant', ${turn.answer.content},
-          ${JSON.stringify(turn.answer.citations)}::jsonb, ${turn.answer.timestamp}::timestamptz,
-          ${JSON.stringify(turn.answer.metadata ?? {})}::jsonb)`.execute(trx);
-      await sql`update ask_sessions set last_activity = greatest(last_activity, ${turn.answer.timestamp}::timestamptz)
-        where session_id = ${turn.sessionId}`.execute(trx);
+      const last = await trx
+        .selectFrom('ask_messages')
+        .select((eb) => eb.fn.max('seq').as('n'))
+        .where('session_id', '=', turn.sessionId)
+        .executeTakeFirst();
+      const seq = Number(last?.n ?? 0);
+      await trx
+        .insertInto('ask_messages')
+        .values([
+          {
+            message_id: turn.question.message_id,
+            session_id: turn.sessionId,
+            seq: seq + 1,
+            role: 'user',
+            content: turn.question.content,
+            citations: '[]',
+            created_at: turn.question.timestamp,
+            metadata: '{}',
+          },
+          {
+            message_id: turn.answer.message_id,
+            session_id: turn.sessionId,
+            seq: seq + 2,
+            role: 'assistant',
+            content: turn.answer.content,
+            citations: JSON.stringify(turn.answer.citations),
+            created_at: turn.answer.timestamp,
+            metadata: JSON.stringify(turn.answer.metadata ?? {}),
+          },
+        ])
+        .execute();
+      await trx
+        .updateTable('ask_sessions')
+        .set((eb) => ({
+          last_activity: eb.fn('greatest', [
+            eb.ref('last_activity'),
+            eb.cast(eb.val(turn.answer.timestamp), 'timestamptz'),
+          ]),
+        }))
+        .where('session_id', '=', turn.sessionId)
+        .execute();
     });
   }
 
@@ -163,41 +214,61 @@ export class AskStore {
     if (!s) return null;
     const expired = now.getTime() - new Date(iso(s.last_activity)).getTime() > (opts.idleMs ?? ASK_SESSION_IDLE_MS);
     if (expired) return { channelId: s.channel_id, expired, messages: [] };
-    const r =
-      await sql<MessageRow>`select * from (select message_id, session_id, role, content, citations, created_at, seq
-      from ask_messages where session_id = ${sessionId} order by seq desc limit ${opts.maxMessages ?? 10}) m
-      order by seq`.execute(this.db);
-    return { channelId: s.channel_id, expired, messages: r.rows.map(toMessage) };
+    const rows = await this.db
+      .selectFrom((qb) =>
+        qb
+          .selectFrom('ask_messages')
+          .select(['message_id', 'session_id', 'role', 'content', 'citations', 'created_at', 'seq'])
+          .where('session_id', '=', sessionId)
+          .orderBy('seq', 'desc')
+          .limit(opts.maxMessages ?? 10)
+          .as('m'),
+      )
+      .selectAll()
+      .orderBy('seq')
+      .execute();
+    return { channelId: s.channel_id, expired, messages: rows.map(toMessage) };
   }
 
   /** The session with all its messages in order, or null (unknown, or not in `scope`). */
   async session(sessionId: string, scope: AskScope = {}): Promise<AskSessionDetail | null> {
     const s = await this.sessionRow(sessionId, scope);
     if (!s) return null;
-    const r =
-      await sql<MessageRow>`select message_id, session_id, role, content, citations, created_at from ask_messages
-      where session_id = ${sessionId} order by seq`.execute(this.db);
+    const rows = await this.db
+      .selectFrom('ask_messages')
+      .select(['message_id', 'session_id', 'role', 'content', 'citations', 'created_at'])
+      .where('session_id', '=', sessionId)
+      .orderBy('seq')
+      .execute();
     return {
       session_id: s.session_id,
       channel_id: s.channel_id,
       created_at: iso(s.created_at),
       last_activity: iso(s.last_activity),
-      messages: r.rows.map(toMessage),
+      messages: rows.map(toMessage),
     };
   }
 
   /** Session summaries in `scope`, most recently active first, at most `limit` (default 50). */
   async sessions(scope: AskScope = {}, limit = 50): Promise<AskSessionSummary[]> {
-    const r = await sql<{
-      session_id: string;
-      created_at: unknown;
-      last_activity: unknown;
-      message_count: string | number;
-    }>`select s.session_id, s.created_at, s.last_activity,
-        (select count(*) from ask_messages m where m.session_id = s.session_id) as message_count
-      from ask_sessions s ${scope.channelId === undefined ? sql`` : sql`where s.channel_id = ${scope.channelId}`}
-      order by s.last_activity desc, s.session_id limit ${limit}`.execute(this.db);
-    return r.rows.map((x) => ({
+    let q = this.db
+      .selectFrom('ask_sessions as s')
+      .select((eb) => [
+        's.session_id',
+        's.created_at',
+        's.last_activity',
+        eb
+          .selectFrom('ask_messages as m')
+          .select((m) => m.fn.countAll<number>().as('n'))
+          .whereRef('m.session_id', '=', 's.session_id')
+          .as('message_count'),
+      ])
+      .orderBy('s.last_activity', 'desc')
+      .orderBy('s.session_id')
+      .limit(limit);
+    if (scope.channelId !== undefined) q = q.where('s.channel_id', '=', scope.channelId);
+    const rows = await q.execute();
+    return rows.map((x) => ({
       session_id: x.session_id,
       created_at: iso(x.created_at),
       message_count: Number(x.message_count),
@@ -207,9 +278,10 @@ export class AskStore {
 
   /** Deletes the session, its messages and their feedback; false when it does not exist in `scope`. */
   async deleteSession(sessionId: string, scope: AskScope = {}): Promise<boolean> {
-    const r = await sql`delete from ask_sessions where session_id = ${sessionId}
-      ${scope.channelId === undefined ? sql`` : sql`and channel_id = ${scope.channelId}`}`.execute(this.db);
-    return Number(r.numAffectedRows ?? 0) > 0;
+    let q = this.db.deleteFrom('ask_sessions').where('session_id', '=', sessionId);
+    if (scope.channelId !== undefined) q = q.where('channel_id', '=', scope.channelId);
+    const r = await q.executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   /**
@@ -223,21 +295,34 @@ export class AskStore {
   ): Promise<AskFeedback | null> {
     const s = await this.sessionRow(f.sessionId, scope);
     if (!s) return null;
-    const r = await sql<{
-      session_id: string;
-      message_id: string;
-      rating: 'up' | 'down';
-      comment: string | null;
-      created_at: unknown;
-      updated_at: unknown;
-    }>`insert into ask_feedback (message_id, session_id, rating, comment, created_at, updated_at)
-      select m.message_id, m.session_id, ${f.rating}, ${f.comment ?? null}, ${now.toISOString()}::timestamptz,
-        ${now.toISOString()}::timestamptz
-      from ask_messages m where m.message_id = ${f.messageId} and m.session_id = ${f.sessionId} and m.role = 'assistant'
-      on conflict (message_id) do update set rating = excluded.rating, comment = excluded.comment,
-        updated_at = excluded.updated_at
-      returning session_id, message_id, rating, comment, created_at, updated_at`.execute(this.db);
-    const x = r.rows[0];
+    const at = now.toISOString();
+    const x = await this.db
+      .insertInto('ask_feedback')
+      .columns(['message_id', 'session_id', 'rating', 'comment', 'created_at', 'updated_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('ask_messages as m')
+          .select((m) => [
+            'm.message_id',
+            'm.session_id',
+            m.val(f.rating).as('rating'),
+            m.val(f.comment ?? null).as('comment'),
+            m.cast<string>(m.val(at), 'timestamptz').as('created_at'),
+            m.cast<string>(m.val(at), 'timestamptz').as('updated_at'),
+          ])
+          .where('m.message_id', '=', f.messageId)
+          .where('m.session_id', '=', f.sessionId)
+          .where('m.role', '=', 'assistant'),
+      )
+      .onConflict((oc) =>
+        oc.column('message_id').doUpdateSet((eb) => ({
+          rating: eb.ref('excluded.rating'),
+          comment: eb.ref('excluded.comment'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .returning(['session_id', 'message_id', 'rating', 'comment', 'created_at', 'updated_at'])
+      .executeTakeFirst();
     return x
       ? {
           session_id: x.session_id,
@@ -255,28 +340,31 @@ export class AskStore {
    * (ISO 8601, exclusive) when given: GET /api/channels/{channel_id}/ask/history.
    */
   async history(channelId: string, opts: { limit: number; before?: string | undefined }): Promise<AskHistoryEntry[]> {
-    const r = await sql<MessageRow>`select m.message_id, m.session_id, m.role, m.content, m.citations, m.created_at
-      from ask_messages m join ask_sessions s on s.session_id = m.session_id
-      where s.channel_id = ${channelId}
-        ${opts.before ? sql`and m.created_at < ${opts.before}::timestamptz` : sql``}
-      order by m.created_at desc, m.seq desc limit ${opts.limit}`.execute(this.db);
-    return r.rows.map((x) => ({ ...toMessage(x), session_id: x.session_id }));
+    let q = this.db
+      .selectFrom('ask_messages as m')
+      .innerJoin('ask_sessions as s', 's.session_id', 'm.session_id')
+      .select(['m.message_id', 'm.session_id', 'm.role', 'm.content', 'm.citations', 'm.created_at'])
+      .where('s.channel_id', '=', channelId)
+      .orderBy('m.created_at', 'desc')
+      .orderBy('m.seq', 'desc')
+      .limit(opts.limit);
+    if (opts.before) q = q.where('m.created_at', '<', opts.before);
+    const rows = await q.execute();
+    return rows.map((x) => ({ ...toMessage(x), session_id: x.session_id }));
   }
 
   /** Deletes every session scoped to the channel (and their messages and feedback); returns how many sessions. */
   async deleteChannel(channelId: string): Promise<number> {
-    const r = await sql`delete from ask_sessions where channel_id = ${channelId}`.execute(this.db);
-    return Number(r.numAffectedRows ?? 0);
+    const r = await this.db.deleteFrom('ask_sessions').where('channel_id', '=', channelId).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   private async sessionRow(sessionId: string, scope: AskScope) {
-    const r = await sql<{
-      session_id: string;
-      channel_id: string | null;
-      created_at: unknown;
-      last_activity: unknown;
-    }>`select session_id, channel_id, created_at, last_activity from ask_sessions where session_id = ${sessionId}
-      ${scope.channelId === undefined ? sql`` : sql`and channel_id = ${scope.channelId}`}`.execute(this.db);
-    return r.rows[0] ?? null;
+    let q = this.db
+      .selectFrom('ask_sessions')
+      .select(['session_id', 'channel_id', 'created_at', 'last_activity'])
+      .where('session_id', '=', sessionId);
+    if (scope.channelId !== undefined) q = q.where('channel_id', '=', scope.channelId);
+    return (await q.executeTakeFirst()) ?? null;
   }
 }

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Tables of the ask store (spec "Ask session and messages", "Ask session" states; idempotent):
@@ -11,10 +11,10 @@ import { runMigrations } from '../migrate.js';
  * - `ask_feedback`: one rating per answer (message_id), `up` | `down`, optional comment; a second rating replaces
  *   the first.
  */
-export const migrateAsk = (db: Kysely<unknown>) =>
+export const migrateAsk = (db: MigrationDb) =>
   runMigrations(db, 'ask', {
     '0001_ask': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists ask_sessions (session_id text primary key, channel_id text,
           created_at timestamptz not null, last_activity timestamptz not null)`.execute(db);
         await sql`create index if not exists ask_sessions_channel on ask_sessions (channel_id, last_activity desc)`.execute(

@@ -131,6 +131,27 @@ for (const { name, open } of testDatabases()) {
       expect((await store.connectionsOfChannel(id)).map((x) => x.connection_id)).toEqual([a.id]);
     });
 
+    // docs/conventions.md "`connected` (spec "Channel")": selected for sync in a connection whose status is connected.
+    it('connectedChannels: selected in a connected connection only; listedChannels: listed at all', async () => {
+      const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+      const one = await store.create({ name: 'One', platform: 'platform_a', credentials: creds });
+      const two = await store.create({ name: 'Two', platform: 'platform_a', credentials: creds });
+      await store.saveChannels(one.id, [channel(a, true), channel(b, false)]);
+      await store.saveChannels(two.id, [channel(c, true)]);
+      await store.update(two.id, { status: 'error' });
+      expect([...(await store.connectedChannels([a, b, c]))]).toEqual([a]);
+      expect((await store.connectedChannels()).has(a)).toBe(true);
+      expect([...(await store.listedChannels([a, b, c, randomUUID()]))].sort()).toEqual([a, b, c].sort());
+      await store.update(two.id, { status: 'connected' });
+      expect([...(await store.connectedChannels([a, b, c]))].sort()).toEqual([a, c].sort());
+      await store.update(one.id, { status: 'disconnected' });
+      expect([...(await store.connectedChannels([a, b, c]))]).toEqual([c]);
+      await store.delete(two.id);
+      expect((await store.connectedChannels([a, b, c])).size).toBe(0);
+      expect((await store.connectedChannels([])).size).toBe(0);
+      await store.delete(one.id);
+    });
+
     it('channels: saved list replaced as a whole, channel_count = sync-enabled channels, deleted with the connection', async () => {
       const c = await store.create({ name: 'C', platform: 'platform_a', credentials: creds });
       expect(await store.channels(c.id)).toEqual([]);

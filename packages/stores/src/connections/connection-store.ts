@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CredentialCipher } from '@atlas/core';
-import { type Kysely, sql } from 'kysely';
+import type { DatabaseHandle } from '@atlas/db';
+import type { Kysely, Updateable } from 'kysely';
+import type { ConnectionTables } from './tables.js';
 
 /** Spec "Connection": the two platforms a connection links to. */
 export type ConnectionPlatform = 'platform_a' | 'platform_b';
@@ -87,7 +89,8 @@ type Row = {
   last_sync: unknown;
   validated_at: unknown;
   settings: unknown;
-  channel_count: string | number;
+  /** A scalar subquery's count: never null in practice. */
+  channel_count: string | number | null;
 };
 
 const iso = (v: unknown): string => new Date(v as string | Date).toISOString();
@@ -107,11 +110,6 @@ const toConnection = (r: Row): Connection => ({
   settings: { ...DEFAULT_CONNECTION_SETTINGS, ...parsed<Partial<ConnectionSettings>>(r.settings) },
 });
 
-const SELECT = sql`select c.id, c.name, c.platform, c.status, c.created_at, c.updated_at, c.last_sync,
-  c.validated_at, c.settings, (select count(*) from connection_channels cc
-    where cc.connection_id = c.id and cc.sync_enabled) as channel_count
-  from connections c`;
-
 /**
  * The connection store (spec "Connection", "Connection channel"): connections with their settings, status and
  * credentials encrypted under the master key (AES-256-GCM envelope, the connection id as authenticated context, so
@@ -120,34 +118,69 @@ const SELECT = sql`select c.id, c.name, c.platform, c.status, c.created_at, c.up
  * Needs migrateConnections.
  */
 export class ConnectionStore {
+  private readonly db: Kysely<ConnectionTables>;
+
   constructor(
-    private readonly db: Kysely<unknown>,
+    db: DatabaseHandle['db'],
     private readonly cipher: CredentialCipher,
-  ) {}
+  ) {
+    this.db = db.withTables<ConnectionTables>();
+  }
+
+  /** Connections with their channel_count (channels with sync_enabled). */
+  private selectConnections() {
+    return this.db.selectFrom('connections as c').select((eb) => [
+      'c.id',
+      'c.name',
+      'c.platform',
+      'c.status',
+      'c.created_at',
+      'c.updated_at',
+      'c.last_sync',
+      'c.validated_at',
+      'c.settings',
+      eb
+        .selectFrom('connection_channels as cc')
+        .select((cc) => cc.fn.countAll<number>().as('n'))
+        .whereRef('cc.connection_id', '=', 'c.id')
+        .where('cc.sync_enabled', '=', true)
+        .as('channel_count'),
+    ]);
+  }
 
   /** Saves a new connection (status default `connected`) and returns it (channel_count 0, last_sync null). */
   async create(c: NewConnection, now: Date = new Date()): Promise<Connection> {
     const id = c.id ?? randomUUID();
     const at = now.toISOString();
     const settings = { ...DEFAULT_CONNECTION_SETTINGS, ...c.settings };
-    await sql`insert into connections (id, name, platform, status, created_at, updated_at, last_sync, validated_at,
-        settings, credentials)
-      values (${id}, ${c.name}, ${c.platform}, ${c.status ?? 'connected'}, ${at}::timestamptz, ${at}::timestamptz,
-        null, ${c.validated_at ?? null}::timestamptz, ${JSON.stringify(settings)}::jsonb,
-        ${this.cipher.encryptJson(c.credentials, id)})`.execute(this.db);
+    await this.db
+      .insertInto('connections')
+      .values({
+        id,
+        name: c.name,
+        platform: c.platform,
+        status: c.status ?? 'connected',
+        created_at: at,
+        updated_at: at,
+        last_sync: null,
+        validated_at: c.validated_at ?? null,
+        settings: JSON.stringify(settings),
+        credentials: this.cipher.encryptJson(c.credentials, id),
+      })
+      .execute();
     return (await this.get(id))!;
   }
 
   /** The connection, or null when unknown. */
   async get(id: string): Promise<Connection | null> {
-    const r = await sql<Row>`${SELECT} where c.id = ${id}`.execute(this.db);
-    return r.rows[0] ? toConnection(r.rows[0]) : null;
+    const row = await this.selectConnections().where('c.id', '=', id).executeTakeFirst();
+    return row ? toConnection(row) : null;
   }
 
   /** Every connection, oldest first (created_at, then id). */
   async list(): Promise<Connection[]> {
-    const r = await sql<Row>`${SELECT} order by c.created_at, c.id`.execute(this.db);
-    return r.rows.map(toConnection);
+    const rows = await this.selectConnections().orderBy('c.created_at').orderBy('c.id').execute();
+    return rows.map(toConnection);
   }
 
   /**
@@ -158,25 +191,23 @@ export class ConnectionStore {
     const cur = await this.get(id);
     if (!cur) return null;
     const settings = { ...cur.settings, ...patch.settings };
-    const set = [
-      sql`updated_at = ${now.toISOString()}::timestamptz`,
-      sql`settings = ${JSON.stringify(settings)}::jsonb`,
-      ...(patch.name === undefined ? [] : [sql`name = ${patch.name}`]),
-      ...(patch.status === undefined ? [] : [sql`status = ${patch.status}`]),
-      ...(patch.validated_at === undefined ? [] : [sql`validated_at = ${patch.validated_at}::timestamptz`]),
-      ...(patch.last_sync === undefined ? [] : [sql`last_sync = ${patch.last_sync}::timestamptz`]),
-      ...(patch.credentials === undefined
-        ? []
-        : [sql`credentials = ${this.cipher.encryptJson(patch.credentials, id)}`]),
-    ];
-    await sql`update connections set ${sql.join(set)} where id = ${id}`.execute(this.db);
+    const set: Updateable<ConnectionTables['connections']> = {
+      updated_at: now.toISOString(),
+      settings: JSON.stringify(settings),
+      ...(patch.name === undefined ? {} : { name: patch.name }),
+      ...(patch.status === undefined ? {} : { status: patch.status }),
+      ...(patch.validated_at === undefined ? {} : { validated_at: patch.validated_at }),
+      ...(patch.last_sync === undefined ? {} : { last_sync: patch.last_sync }),
+      ...(patch.credentials === undefined ? {} : { credentials: this.cipher.encryptJson(patch.credentials, id) }),
+    };
+    await this.db.updateTable('connections').set(set).where('id', '=', id).execute();
     return this.get(id);
   }
 
   /** Deletes the connection and its channel list; false when unknown. */
   async delete(id: string): Promise<boolean> {
-    const r = await sql`delete from connections where id = ${id}`.execute(this.db);
-    return Number(r.numAffectedRows ?? 0) > 0;
+    const r = await this.db.deleteFrom('connections').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   /**
@@ -185,18 +216,24 @@ export class ConnectionStore {
    * the stored envelope was written under another CREDENTIAL_MASTER_KEY or has been altered.
    */
   async credentials(id: string): Promise<{ platform: ConnectionPlatform; credentials: StoredCredentials } | null> {
-    const r = await sql<{ platform: ConnectionPlatform; credentials: string }>`select platform, credentials
-      from connections where id = ${id}`.execute(this.db);
-    const row = r.rows[0];
+    const row = await this.db
+      .selectFrom('connections')
+      .select(['platform', 'credentials'])
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row ? { platform: row.platform, credentials: this.cipher.decryptJson(row.credentials, id) } : null;
   }
 
   /** The connection's saved channel list, by name then id (empty when none is saved or the connection is unknown). */
   async channels(id: string): Promise<ConnectionChannel[]> {
-    const r = await sql<ConnectionChannel & { member_count: number | string }>`select channel_id as id, name,
-        is_private, member_count, sync_enabled
-      from connection_channels where connection_id = ${id} order by name, channel_id`.execute(this.db);
-    return r.rows.map((x) => ({ ...x, member_count: Number(x.member_count) }));
+    const rows = await this.db
+      .selectFrom('connection_channels')
+      .select(['channel_id as id', 'name', 'is_private', 'member_count', 'sync_enabled'])
+      .where('connection_id', '=', id)
+      .orderBy('name')
+      .orderBy('channel_id')
+      .execute();
+    return rows.map((x) => ({ ...x, member_count: Number(x.member_count) }));
   }
 
   /**
@@ -206,18 +243,59 @@ export class ConnectionStore {
   async connectionsOfChannel(
     channelId: string,
   ): Promise<{ connection_id: string; platform: ConnectionPlatform; channel: ConnectionChannel }[]> {
-    const r = await sql<
-      ConnectionChannel & { connection_id: string; platform: ConnectionPlatform; member_count: number | string }
-    >`
-      select cc.connection_id, c.platform, cc.channel_id as id, cc.name, cc.is_private, cc.member_count,
-        cc.sync_enabled
-      from connection_channels cc join connections c on c.id = cc.connection_id
-      where cc.channel_id = ${channelId} order by cc.sync_enabled desc, c.created_at, c.id`.execute(this.db);
-    return r.rows.map(({ connection_id, platform, ...c }) => ({
+    const rows = await this.db
+      .selectFrom('connection_channels as cc')
+      .innerJoin('connections as c', 'c.id', 'cc.connection_id')
+      .select([
+        'cc.connection_id',
+        'c.platform',
+        'cc.channel_id as id',
+        'cc.name',
+        'cc.is_private',
+        'cc.member_count',
+        'cc.sync_enabled',
+      ])
+      .where('cc.channel_id', '=', channelId)
+      .orderBy('cc.sync_enabled', 'desc')
+      .orderBy('c.created_at')
+      .orderBy('c.id')
+      .execute();
+    return rows.map(({ connection_id, platform, ...c }) => ({
       connection_id,
       platform,
       channel: { ...c, member_count: Number(c.member_count) },
     }));
+  }
+
+  /**
+   * The channels (platform channel ids) that are selected for sync (sync_enabled) in at least one connection whose
+   * status is `connected`: spec "Channel" `connected` (docs/conventions.md "connected"). A channel only imported from
+   * an export, deselected, or whose connection was deleted, disconnected or is in error is not among them. With
+   * `channelIds`, only those are looked at.
+   */
+  async connectedChannels(channelIds?: readonly string[]): Promise<Set<string>> {
+    if (channelIds && channelIds.length === 0) return new Set();
+    let q = this.db
+      .selectFrom('connection_channels as cc')
+      .innerJoin('connections as c', 'c.id', 'cc.connection_id')
+      .select('cc.channel_id')
+      .distinct()
+      .where('cc.sync_enabled', '=', true)
+      .where('c.status', '=', 'connected');
+    if (channelIds) q = q.where('cc.channel_id', 'in', [...new Set(channelIds)]);
+    return new Set((await q.execute()).map((x) => x.channel_id));
+  }
+
+  /** Which of `channelIds` are in the saved channel list of some connection (selected or not). */
+  async listedChannels(channelIds: readonly string[]): Promise<Set<string>> {
+    if (channelIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('connection_channels')
+      .select('channel_id')
+      .distinct()
+      .where('channel_id', 'in', [...new Set(channelIds)])
+      .execute();
+    return new Set(rows.map((x) => x.channel_id));
   }
 
   /**
@@ -229,19 +307,24 @@ export class ConnectionStore {
     const at = now.toISOString();
     const channels = [...new Map(given.map((c) => [c.id, c])).values()];
     return this.db.transaction().execute(async (trx) => {
-      const r = await sql`update connections set updated_at = ${at}::timestamptz where id = ${id}`.execute(trx);
-      if (Number(r.numAffectedRows ?? 0) === 0) return null;
-      await sql`delete from connection_channels where connection_id = ${id}`.execute(trx);
+      const r = await trx.updateTable('connections').set({ updated_at: at }).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return null;
+      await trx.deleteFrom('connection_channels').where('connection_id', '=', id).execute();
       if (channels.length > 0)
-        await sql`insert into connection_channels (connection_id, channel_id, name, is_private, member_count,
-            sync_enabled, updated_at)
-          values ${sql.join(
-            channels.map(
-              (c) =>
-                sql`(${id}, ${c.id}, ${c.name}, ${c.is_private}, ${Math.max(0, Math.round(c.member_count))},
-                  ${c.sync_enabled}, ${at}::timestamptz)`,
-            ),
-          )}`.execute(trx);
+        await trx
+          .insertInto('connection_channels')
+          .values(
+            channels.map((c) => ({
+              connection_id: id,
+              channel_id: c.id,
+              name: c.name,
+              is_private: c.is_private,
+              member_count: Math.max(0, Math.round(c.member_count)),
+              sync_enabled: c.sync_enabled,
+              updated_at: at,
+            })),
+          )
+          .execute();
       return channels.filter((c) => c.sync_enabled).length;
     });
   }

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Tables of the connection store (spec "Connection", "Connection channel", "Connection status"; idempotent):
@@ -10,10 +10,10 @@ import { runMigrations } from '../migrate.js';
  * - `connection_channels`: the connection's saved channel list (deleted with its connection): channel_id (the
  *   platform's), name, is_private, member_count, sync_enabled, updated_at.
  */
-export const migrateConnections = (db: Kysely<unknown>) =>
+export const migrateConnections = (db: MigrationDb) =>
   runMigrations(db, 'connections', {
     '0001_connections': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists connections (id text primary key, name text not null,
           platform text not null check (platform in ('platform_a', 'platform_b')),
           status text not null check (status in ('connected', 'disconnected', 'error')),

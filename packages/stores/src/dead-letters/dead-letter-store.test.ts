@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { type DeadLettered, deadLetterId, type StoredEvent } from '@atlas/core';
+import { type DeadLettered, deadLetterId, type EventDataMap, type StoredEvent } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabases } from '../testing.js';
 import { DeadLetterStore } from './dead-letter-store.js';
 import { migrateDeadLetters } from './migrations.js';
 
 let offset = 0;
-const stored = (type: 'DeadLettered' | 'DeadLetterRedriven', key: string, data: object): StoredEvent =>
-  ({
-    type,
-    key,
-    data,
-    topic: 'atlas.dead-letters',
-    partition: 0,
-    offset: offset++,
-    timestamp: Date.now(),
-  }) as StoredEvent;
+const stored = <T extends 'DeadLettered' | 'DeadLetterRedriven'>(
+  type: T,
+  key: string,
+  data: EventDataMap[T],
+): StoredEvent<T> => ({
+  type,
+  key,
+  data,
+  topic: 'atlas.dead-letters',
+  partition: 0,
+  offset: offset++,
+  timestamp: Date.now(),
+});
 
 const letter = (key: string, over: Partial<DeadLettered> = {}): DeadLettered => ({
   group: 'atlas.projector.facts',

@@ -1,9 +1,9 @@
 import { DEFAULT_CHANNEL_SETTINGS, type EntitiesExtracted, entityUuid, type MessageIngested } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../db.js';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
 import { testDatabases } from '../testing.js';
-import { KyselyDocumentStore } from './kysely-store.js';
+import { KyselyDocumentStore } from './document-store.js';
 import { migrateDocuments } from './migrations.js';
 import type { DocumentStore } from './port.js';
 

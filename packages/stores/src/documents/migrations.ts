@@ -1,11 +1,11 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /** Tables of the document store: channels, messages, memories (spec "Channel", "Channel message", "Memory"). */
-export const migrateDocuments = (db: Kysely<unknown>) =>
+export const migrateDocuments = (db: MigrationDb) =>
   runMigrations(db, 'documents', {
     '0001_documents': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists channels (
           id text primary key, platform text not null, workspace_id text not null, workspace_name text not null,
           name text not null, is_private boolean not null default false, member_count int not null default 0, topic text,
@@ -41,7 +41,7 @@ export const migrateDocuments = (db: Kysely<unknown>) =>
     '0002_graph_links': {
       // Written from EntitiesExtracted (atlas.graph), which may arrive before or after the facts it names,
       // so they live beside memories and are joined on read (spec memory detail: graph_entity_ids, validity).
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists memory_entities (
           fact_id uuid not null, entity_id uuid not null, message_uuid uuid not null, channel_id text not null,
           primary key (fact_id, entity_id))`.execute(db);
@@ -58,7 +58,7 @@ export const migrateDocuments = (db: Kysely<unknown>) =>
     },
     '0003_supersession_channel': {
       // DELETE /api/channels/{channel_id}/data removes a channel's supersessions by channel (ChannelDataDeleted).
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`alter table fact_supersessions add column if not exists channel_id text`.execute(db);
         await sql`update fact_supersessions s set channel_id = m.channel_id from messages m
           where s.channel_id is null and m.message_uuid = s.by_message_uuid`.execute(db);

@@ -9,23 +9,24 @@ import type {
   Reaction,
 } from '@atlas/core';
 
-/** Spec "Channel" (list form). Timestamps are ISO 8601 UTC strings. */
+/**
+ * Spec "Channel" (list form) as the document store knows it. Timestamps are ISO 8601 UTC strings. `connected` is not
+ * here: it is derived from the connection store at read time (services/api/src/routes/channels.ts).
+ */
 export interface ChannelView {
   id: string;
   name: string;
   platform: string;
-  connected: boolean;
   last_sync: string | null;
   message_count: number;
   fact_count: number;
 }
 
-/** Spec "Channel" (detail form). */
+/** Spec "Channel" (detail form) as the document store knows it; wiki_page_count comes from the wiki store. */
 export interface ChannelDetailView extends ChannelView {
   created_at: string;
   entity_count: number;
   topic_count: number;
-  wiki_page_count: number;
   settings: { sync_enabled: boolean; wiki_enabled: boolean; graph_enabled: boolean };
 }
 
@@ -67,6 +68,10 @@ export interface MemoryListView {
 
 /** Spec "Memory (atomic fact)", detail form (the list form without permalink, plus the detail fields). */
 export interface MemoryDetailView extends Omit<MemoryListView, 'permalink'> {
+  /**
+   * Always null from this store (the `memories.cluster_id` column is not written: clusters are the wiki's); the API
+   * overlays the wiki's current assignment (WikiStore.clusterIdsOf, services/api/src/routes/memory-clusters.ts).
+   */
   cluster_id: string | null;
   platform: string;
   author_id: string;
@@ -169,6 +174,16 @@ export interface DocumentStore {
   listChannels(): Promise<ChannelView[]>;
   /** null when unknown. */
   getChannel(channelId: string): Promise<ChannelDetailView | null>;
+  /** Which of `channelIds` the store has a channel row for (imported or synced at least once); one cheap read. */
+  knownChannels(channelIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * What one channel (or, with null, every channel) holds, for GET /api/wiki/metadata: `authors` distinct author ids
+   * of live messages (over all channels: distinct across them), `messages` live messages, `media` live messages with
+   * at least one attachment or file, `facts` facts, `entities` distinct graph entities linked to its facts.
+   */
+  contentCounts(
+    channelId: string | null,
+  ): Promise<{ authors: number; messages: number; media: number; facts: number; entities: number }>;
   /** Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds). */
   listMessages(
     channelId: string,

@@ -5,7 +5,11 @@ type GeneratedTimestamp = ColumnType<Date | string, Date | string | undefined, D
 type NullableTimestamp = ColumnType<Date | string | null, Date | string | null, Date | string | null>;
 type Json<T> = ColumnType<T, string, string>;
 
-export interface DocumentTables {
+/**
+ * The document store's tables (document-store.ts; migrateDocuments creates them). A type, not an interface:
+ * `withTables<T>()` takes only types with an implicit index signature.
+ */
+export type DocumentTables = {
   channels: {
     id: string;
     platform: string;
@@ -91,4 +95,4 @@ export interface DocumentTables {
     certain: boolean;
     reason: string;
   };
-}
+};

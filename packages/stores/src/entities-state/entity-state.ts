@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { EntitiesExtracted, FactsExtracted } from '@atlas/core';
 import { normalizeEntityName } from '@atlas/core';
-import { type Generated, type Kysely, sql } from 'kysely';
+import type { DatabaseHandle } from '@atlas/db';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { channelFlagsMigration, disabledChannels, setChannelEnabled } from '../channel-flags.js';
-import { runMigrations } from '../migrate.js';
+import type { EntityStateTables } from './tables.js';
 
 /** A person a channel has seen (an author or a mentioned user). Structurally the pipeline's KnownPerson. */
 export interface ChannelPerson {
@@ -39,45 +41,11 @@ export type EntityBacklogItem =
   | { stage: 'extract'; messageId: string; channelId: string; payload: FactsExtracted; reason: string }
   | { stage: 'write'; messageId: string; channelId: string; payload: EntitiesExtracted; reason: string };
 
-interface Tables {
-  entity_people: { channel_id: string; norm: string; name: string; aliases: string[] };
-  entity_decisions: {
-    channel_id: string;
-    entity_id: string;
-    message_uuid: string;
-    name: string;
-    fact_id: string;
-    message_ts: string;
-    decided_by: string;
-    topic_keys: string[];
-    superseded: Generated<boolean>;
-  };
-  entity_messages: { message_uuid: string; channel_id: string };
-  entity_extractions: { message_uuid: string; channel_id: string; input_digest: string; output: unknown };
-  entity_owners: {
-    channel_id: string;
-    subject_key: string;
-    message_uuid: string;
-    subject: string;
-    owner: string;
-    fact_id: string;
-    message_ts: string;
-  };
-  entity_backlog: {
-    message_uuid: string;
-    stage: string;
-    channel_id: string;
-    payload: unknown;
-    reason: string;
-    queued_at: string;
-  };
-}
-
 /** Tables of the entities projector's state and of the entity backlog (spec: "queued for entity backfill"). */
-export const migrateEntityState = (db: Kysely<unknown>) =>
+export const migrateEntityState = (db: MigrationDb) =>
   runMigrations(db, 'entity_state', {
     '0001_entity_state': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists entity_people (channel_id text not null, norm text not null,
           name text not null, aliases text[] not null default '{}', primary key (channel_id, norm))`.execute(db);
         await sql`create table if not exists entity_decisions (channel_id text not null, entity_id uuid not null,
@@ -93,7 +61,7 @@ export const migrateEntityState = (db: Kysely<unknown>) =>
       },
     },
     '0002_entity_owners': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists entity_owners (channel_id text not null, subject_key text not null,
           message_uuid uuid not null, subject text not null, owner text not null, fact_id uuid not null,
           message_ts text not null, primary key (channel_id, subject_key, message_uuid))`.execute(db);
@@ -102,7 +70,7 @@ export const migrateEntityState = (db: Kysely<unknown>) =>
     },
     '0003_graph_flags': channelFlagsMigration(GRAPH_FLAGS),
     '0004_entity_extractions': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists entity_extractions (message_uuid uuid primary key, channel_id text not null,
           input_digest text not null, output jsonb)`.execute(db);
         await sql`create index if not exists entity_extractions_channel on entity_extractions (channel_id)`.execute(db);
@@ -141,13 +109,15 @@ const MAX_DECISIONS = 500;
  * Writes are idempotent upserts; truncate() clears it before a replay.
  */
 export class EntityStateStore {
-  private readonly db: Kysely<Tables>;
+  private readonly db: Kysely<EntityStateTables>;
 
-  constructor(db: Kysely<unknown>) {
-    this.db = db as Kysely<Tables>;
+  /** `db`: the database, or (from transaction()) a transaction on these tables. */
+  constructor(db: DatabaseHandle['db'] | Kysely<EntityStateTables>) {
+    this.db = db as Kysely<EntityStateTables>;
   }
 
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table entity_people, entity_decisions, entity_messages, entity_owners, entity_extractions,
       entity_channel_graph`.execute(this.db);
   }
@@ -157,7 +127,7 @@ export class EntityStateStore {
    * the state as it was before the batch, so the redelivered batch reads the same state again). Not nestable.
    */
   transaction<T>(fn: (state: EntityStateStore) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new EntityStateStore(trx as unknown as Kysely<unknown>)));
+    return this.db.transaction().execute((trx) => fn(new EntityStateStore(trx)));
   }
 
   /** The recorded extractions of these messages (message id → record); messages never extracted are absent. */
@@ -186,10 +156,17 @@ export class EntityStateStore {
       return;
     }
     const output = record.output === null ? null : JSON.stringify(record.output);
-    await sql`insert into entity_extractions (message_uuid, channel_id, input_digest, output)
-      values (${messageId}::uuid, ${channelId}, ${record.digest}, ${output}::jsonb)
-      on conflict (message_uuid) do update set channel_id = excluded.channel_id, input_digest = excluded.input_digest,
-      output = excluded.output`.execute(this.db);
+    await this.db
+      .insertInto('entity_extractions')
+      .values({ message_uuid: messageId, channel_id: channelId, input_digest: record.digest, output })
+      .onConflict((oc) =>
+        oc.column('message_uuid').doUpdateSet((eb) => ({
+          channel_id: eb.ref('excluded.channel_id'),
+          input_digest: eb.ref('excluded.input_digest'),
+          output: eb.ref('excluded.output'),
+        })),
+      )
+      .execute();
   }
 
   /** Forgets a channel's people, decisions, owners and contributing messages (ChannelDataDeleted); graph_enabled stays. */
@@ -206,12 +183,12 @@ export class EntityStateStore {
 
   /** Which of these channels have graph extraction off (ChannelSettingsUpdated.graphEnabled). */
   graphDisabled(channelIds: readonly string[]): Promise<Set<string>> {
-    return disabledChannels(this.db as Kysely<unknown>, GRAPH_FLAGS, channelIds);
+    return disabledChannels(this.db, GRAPH_FLAGS, channelIds);
   }
 
   /** Records a channel's graph_enabled as the entities projector read it. */
   setGraphEnabled(channelId: string, enabled: boolean): Promise<void> {
-    return setChannelEnabled(this.db as Kysely<unknown>, GRAPH_FLAGS, channelId, enabled);
+    return setChannelEnabled(this.db, GRAPH_FLAGS, channelId, enabled);
   }
 
   /** The people of a channel, by name. */
@@ -245,6 +222,7 @@ export class EntityStateStore {
       .values([...rows.values()])
       .onConflict((oc) =>
         oc.columns(['channel_id', 'norm']).doUpdateSet({
+          // Raw: the builder has no unnest or ordered array_agg.
           aliases: sql`(select coalesce(array_agg(distinct a order by a), '{}') from unnest(entity_people.aliases || excluded.aliases) a)`,
         }),
       )
@@ -314,15 +292,15 @@ export class EntityStateStore {
 
   /** The latest stated owner of each thing in a channel (one row per subject). */
   async owners(channelId: string): Promise<ChannelOwner[]> {
-    const r = await sql<{
-      subject_key: string;
-      subject: string;
-      owner: string;
-      fact_id: string;
-      message_ts: string;
-    }>`select distinct on (subject_key) subject_key, subject, owner, fact_id, message_ts from entity_owners
-      where channel_id = ${channelId} order by subject_key, message_ts desc`.execute(this.db);
-    return r.rows.map((x) => ({
+    const rows = await this.db
+      .selectFrom('entity_owners')
+      .select(['subject_key', 'subject', 'owner', 'fact_id', 'message_ts'])
+      .distinctOn('subject_key')
+      .where('channel_id', '=', channelId)
+      .orderBy('subject_key')
+      .orderBy('message_ts', 'desc')
+      .execute();
+    return rows.map((x) => ({
       subjectKey: x.subject_key,
       subject: x.subject,
       owner: x.owner,
@@ -382,7 +360,7 @@ export class EntityStateStore {
   }
 }
 
-const backlogItemOf = (r: Tables['entity_backlog']): EntityBacklogItem =>
+const backlogItemOf = (r: Selectable<EntityStateTables['entity_backlog']>): EntityBacklogItem =>
   ({
     stage: r.stage,
     messageId: r.message_uuid,
@@ -397,18 +375,31 @@ const backlogItemOf = (r: Tables['entity_backlog']): EntityBacklogItem =>
  * drained by POST /api/admin/backfill/entities). One row per (message, stage); a newer item replaces it.
  */
 export class EntityBacklog {
-  private readonly db: Kysely<Tables>;
+  private readonly db: Kysely<EntityStateTables>;
 
-  constructor(db: Kysely<unknown>) {
-    this.db = db as Kysely<Tables>;
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<EntityStateTables>();
   }
 
   async add(items: readonly EntityBacklogItem[]): Promise<void> {
     for (const it of items) {
-      await sql`insert into entity_backlog (message_uuid, stage, channel_id, payload, reason)
-        values (${it.messageId}::uuid, ${it.stage}, ${it.channelId}, ${JSON.stringify(it.payload)}::jsonb, ${it.reason})
-        on conflict (message_uuid, stage) do update set payload = excluded.payload, reason = excluded.reason,
-        queued_at = now()`.execute(this.db);
+      await this.db
+        .insertInto('entity_backlog')
+        .values({
+          message_uuid: it.messageId,
+          stage: it.stage,
+          channel_id: it.channelId,
+          payload: JSON.stringify(it.payload),
+          reason: it.reason,
+        })
+        .onConflict((oc) =>
+          oc.columns(['message_uuid', 'stage']).doUpdateSet((eb) => ({
+            payload: eb.ref('excluded.payload'),
+            reason: eb.ref('excluded.reason'),
+            queued_at: eb.fn<string>('now'),
+          })),
+        )
+        .execute();
     }
   }
 
@@ -452,11 +443,15 @@ export class EntityBacklog {
   }
 
   async count(): Promise<number> {
-    const r = await sql<{ n: number }>`select count(*)::int as n from entity_backlog`.execute(this.db);
-    return Number(r.rows[0]?.n ?? 0);
+    const r = await this.db
+      .selectFrom('entity_backlog')
+      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
   }
 
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table entity_backlog`.execute(this.db);
   }
 }

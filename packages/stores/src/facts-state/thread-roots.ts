@@ -1,6 +1,8 @@
+import type { DatabaseHandle } from '@atlas/db';
+import { type MigrationDb, runMigrations } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
 import { channelFlagsMigration, disabledChannels, setChannelEnabled } from '../channel-flags.js';
-import { runMigrations } from '../migrate.js';
+import type { FactsStateTables } from './tables.js';
 
 export interface ThreadRoot {
   channelId: string;
@@ -21,29 +23,17 @@ export interface ChannelTail {
   authorName: string;
 }
 
-interface Tables {
-  facts_thread_roots: { channel_id: string; root_id: string; text: string; author_name: string };
-  facts_channel_flow: {
-    channel_id: string;
-    message_id: string;
-    message_at: Date | string;
-    message_ts: string;
-    text: string;
-    author_name: string;
-  };
-}
-
 /** The facts projector's own state: thread roots it has seen, for thread_context_summary. */
-export const migrateFactsState = (db: Kysely<unknown>) =>
+export const migrateFactsState = (db: MigrationDb) =>
   runMigrations(db, 'facts_state', {
     '0001_thread_roots': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists facts_thread_roots (channel_id text not null, root_id text not null,
           text text not null, author_name text not null, primary key (channel_id, root_id))`.execute(db);
       },
     },
     '0002_channel_tails': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists facts_channel_tails (channel_id text primary key,
           message_ts text not null, text text not null, author_name text not null)`.execute(db);
       },
@@ -52,7 +42,7 @@ export const migrateFactsState = (db: Kysely<unknown>) =>
     // The flow history replaces the single tail per channel: a redelivered or late (older) message finds the message
     // that came before it, not the newest one read. The tails kept so far seed it.
     '0004_channel_flow': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists facts_channel_flow (channel_id text not null, message_id text not null,
           message_at timestamptz not null, message_ts text not null, text text not null, author_name text not null,
           primary key (channel_id, message_id))`.execute(db);
@@ -76,13 +66,14 @@ const FLAGS = 'facts_channel_extraction';
  * clears both (before a replay).
  */
 export class ThreadRootStore {
-  private readonly db: Kysely<Tables>;
+  private readonly db: Kysely<FactsStateTables>;
 
-  constructor(db: Kysely<unknown>) {
-    this.db = db as Kysely<Tables>;
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<FactsStateTables>();
   }
 
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table facts_thread_roots, facts_channel_flow, facts_channel_extraction`.execute(this.db);
   }
 
@@ -94,12 +85,12 @@ export class ThreadRootStore {
 
   /** Which of these channels have fact extraction off (ChannelSettingsUpdated.factExtractionEnabled). */
   extractionDisabled(channelIds: readonly string[]): Promise<Set<string>> {
-    return disabledChannels(this.db as Kysely<unknown>, FLAGS, channelIds);
+    return disabledChannels(this.db, FLAGS, channelIds);
   }
 
   /** Records a channel's fact_extraction_enabled as the facts projector read it. */
   setExtractionEnabled(channelId: string, enabled: boolean): Promise<void> {
-    return setChannelEnabled(this.db as Kysely<unknown>, FLAGS, channelId, enabled);
+    return setChannelEnabled(this.db, FLAGS, channelId, enabled);
   }
 
   /**

@@ -11,8 +11,8 @@ import {
   relationshipUuid,
   type Supersession,
 } from '@atlas/core';
+import { type DatabaseHandle, openDatabase } from '@atlas/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DatabaseHandle, openDatabase } from '../db.js';
 import { freshChannelId } from '../test-fixtures.js';
 import { testDatabases } from '../testing.js';
 import { migrateGraph } from './migrations.js';
@@ -573,6 +573,45 @@ for (const [name, factory] of Object.entries(open)) {
           nodes: [],
           edges: [],
         });
+      });
+
+      // docs/conventions.md "An entity card's related_entities": only edges touching the entity, not edges between two
+      // OTHER entities (the neighbourhood's edges among neighbours, e.g. F - C for B).
+      it('incidentRelationships: only relationships with one end among the entities, each with its other end', async () => {
+        const byRank = (...ids: string[]) => ids.sort(); // equal confidence and valid_from: by id
+        const ofB = await store.incidentRelationships([b!.entityId], { limit: 10 });
+        expect(ofB.map((x) => x.relationship.id)).toEqual([
+          ...byRank(relId('RELATED_TO', a!, b!), relId('RELATED_TO', c!, b!)), // 0.9 each
+          relId('RELATED_TO', b!, f!), // 0.8
+        ]);
+        // Never F - C (between two neighbours of B) nor A - E.
+        expect(ofB.map((x) => x.relationship.id)).not.toContain(relId('RELATED_TO', f!, c!));
+        for (const x of ofB) {
+          expect([x.relationship.source_id, x.relationship.target_id]).toContain(b!.entityId);
+          expect(x.other.id).toBe(
+            x.relationship.source_id === b!.entityId ? x.relationship.target_id : x.relationship.source_id,
+          );
+        }
+        expect(ofB.find((x) => x.other.id === f!.entityId)?.other).toEqual({
+          id: f!.entityId,
+          name: 'node F',
+          type: 'Person',
+          channel_id: ch,
+        });
+        // Several entities (one card's group): edges among them are left out, edges to others kept.
+        const ofBC = await store.incidentRelationships([b!.entityId, c!.entityId], { limit: 10 });
+        expect(ofBC.map((x) => x.relationship.id).sort()).toEqual(
+          [
+            relId('RELATED_TO', a!, b!),
+            relId('RELATED_TO', b!, f!),
+            relId('RELATED_TO', c!, d!),
+            relId('RELATED_TO', f!, c!),
+          ].sort(),
+        );
+        expect(ofBC.map((x) => Math.round(x.relationship.confidence * 1000) / 1000)).toEqual([0.9, 0.9, 0.8, 0.2]);
+        expect(await store.incidentRelationships([b!.entityId], { limit: 1 })).toHaveLength(1);
+        expect(await store.incidentRelationships([g!.entityId], { limit: 10 })).toEqual([]);
+        expect(await store.incidentRelationships([entityUuid(ch, 'Person', 'nobody')], { limit: 10 })).toEqual([]);
       });
 
       it('shortestPath: fewest hops in path order, undirected, null beyond maxDepth', async () => {

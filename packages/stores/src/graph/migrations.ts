@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * The Postgres graph store (PostgresGraphStore), tracked as `graph_migrations`.
@@ -25,10 +25,10 @@ import { runMigrations } from '../migrate.js';
  *
  * Also the aggregate graph_noisy_or(float8) = 1 − Π(1 − x), exact (a product, no logarithms).
  */
-export const migrateGraph = (db: Kysely<unknown>) =>
+export const migrateGraph = (db: MigrationDb) =>
   runMigrations(db, 'graph', {
     '0001_graph': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create or replace function graph_noisy_or_step(acc float8, x float8) returns float8
           language sql immutable parallel safe as $$ select acc * (1 - coalesce(x, 0)) $$`.execute(db);
         await sql`create or replace function graph_noisy_or_final(acc float8) returns float8

@@ -154,6 +154,16 @@ export interface GraphStore {
    */
   neighborhood(seedIds: readonly string[], q: { depth: number; limit: number }): Promise<Subgraph>;
   /**
+   * The relationships that touch the given entities: one end among `entityIds`, the other end not (relationships
+   * between two other entities, and among the given ones, are left out), each with its other end as a node, highest
+   * confidence first (then valid_from, id), at most `limit`. What an entity card's related_entities lists (spec
+   * "Entity card"). Unknown ids touch nothing.
+   */
+  incidentRelationships(
+    entityIds: readonly string[],
+    q: { limit: number },
+  ): Promise<{ relationship: GraphRelationship; other: GraphNode }[]>;
+  /**
    * A shortest path (fewest hops, at most maxDepth) from any of sourceIds to any of targetIds, undirected.
    * nodes in path order, edges in path order (edge i joins nodes i and i+1); null when there is none.
    */

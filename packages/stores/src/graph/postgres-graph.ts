@@ -1,10 +1,5 @@
-import {
-  AtlasError,
-  type EntitiesExtracted,
-  type EntityType,
-  normalizeEntityName,
-  relationshipUuid,
-} from '@atlas/core';
+import { AtlasError, type EntitiesExtracted, type EntityType, normalizeEntityName } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type {
   EntityGroup,
@@ -16,100 +11,26 @@ import type {
   RelationshipQuery,
   Subgraph,
 } from './port.js';
-import { UUID, validateEntitySet } from './validate.js';
+import { lockChannel, writeMessageGraphs } from './postgres-fold.js';
+import {
+  ADJACENT,
+  ENTITY_COLUMNS,
+  type EntityRow,
+  iso,
+  isUnavailable,
+  RELATIONSHIP_ORDER,
+  RELATIONSHIP_SELECT,
+  type RelationshipRow,
+  toArray,
+  toNode,
+  toRelationship,
+  uuids,
+} from './postgres-rows.js';
+import type { GraphTables } from './tables.js';
+import { validateEntitySet } from './validate.js';
 
 /** Neighbourhood depth bounds (port: 1..3). */
 const MAX_NEIGHBORHOOD_DEPTH = 3;
-
-interface EntityRow {
-  id: string;
-  channel_id: string;
-  type: EntityType;
-  name: string;
-  aliases: string[];
-  properties: Record<string, string>;
-  source_fact_ids: string[];
-  confidence: number;
-  mention_count: number;
-  source_message_id: string;
-  message_ts: Date | string;
-  last_mentioned_at: Date | string;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-interface RelationshipRow {
-  id: string;
-  type: GraphRelationship['type'];
-  source: string;
-  target: string;
-  source_id: string;
-  target_id: string;
-  channel_id: string;
-  confidence: number;
-  valid_from: string;
-  valid_until: string | null;
-  context: string;
-  source_message_id: string;
-  source_fact_id: string | null;
-  created_at: Date | string;
-}
-
-const iso = (x: Date | string): string => new Date(x).toISOString();
-const uuids = (ids: readonly string[]): string[] => [...new Set(ids.filter((id) => UUID.test(id)))];
-
-const ENTITY_COLUMNS = sql.raw(`e.id, e.channel_id, e.type, e.name, e.aliases, e.properties, e.source_fact_ids,
-  e.confidence, e.mention_count, e.source_message_id, e.message_ts, e.last_mentioned_at, e.created_at, e.updated_at`);
-
-const RELATIONSHIP_SELECT = sql`select r.id, r.type, s.name as source, t.name as target, r.source_id, r.target_id,
-    r.channel_id, r.confidence, to_char(r.valid_from, 'YYYY-MM-DD') as valid_from,
-    to_char(r.valid_until, 'YYYY-MM-DD') as valid_until, r.context, r.source_message_id, r.source_fact_id, r.created_at
-  from graph_relationships r join graph_entities s on s.id = r.source_id join graph_entities t on t.id = r.target_id`;
-
-const RELATIONSHIP_ORDER = sql`order by r.confidence desc, r.valid_from, r.id`;
-
-/** Undirected adjacency of `w.id` (lateral): neighbour id, relationship id and confidence. */
-const ADJACENT = sql`(select r.target_id as nb, r.id as rid, r.confidence from graph_relationships r where r.source_id = w.id
-    union all select r.source_id, r.id, r.confidence from graph_relationships r where r.target_id = w.id)`;
-
-const toRelationship = (r: RelationshipRow): GraphRelationship => ({
-  id: r.id,
-  type: r.type,
-  source: r.source,
-  target: r.target,
-  source_id: r.source_id,
-  target_id: r.target_id,
-  channel_id: r.channel_id,
-  confidence: Number(r.confidence),
-  valid_from: r.valid_from,
-  valid_until: r.valid_until ?? null,
-  context: r.context,
-  source_message_id: r.source_message_id,
-  source_fact_id: r.source_fact_id ?? null,
-  created_at: iso(r.created_at),
-});
-
-const toNode = (e: { id: string; name: string; type: EntityType; channel_id: string }): GraphNode => ({
-  id: e.id,
-  name: e.name,
-  type: e.type,
-  channel_id: e.channel_id,
-});
-
-/** Connection-level failure (server down, connection lost, pool or embedded database closed). */
-const isUnavailable = (e: unknown): boolean => {
-  if (!(e instanceof Error)) return false;
-  const code = (e as { code?: unknown }).code;
-  if (
-    typeof code === 'string' &&
-    /^(08|57P0[1-3]|53300|E(CONN|HOST|NETUNREACH|NOTFOUND|TIMEDOUT|PIPE|AI_AGAIN))/.test(code)
-  )
-    return true;
-  if (/ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|terminat|closed|destroyed|timeout/i.test(e.message))
-    return true;
-  const inner = (e as { errors?: unknown }).errors;
-  return Array.isArray(inner) && inner.some(isUnavailable);
-};
 
 /**
  * GraphStore on Postgres (PGlite or a PostgreSQL server): the per-message contributions in graph_mentions,
@@ -154,10 +75,14 @@ const isUnavailable = (e: unknown): boolean => {
 export class PostgresGraphStore implements GraphStore {
   private readonly threshold: number;
 
-  constructor(
-    private readonly db: Kysely<unknown>,
-    opts: { entityThreshold?: number } = {},
-  ) {
+  /**
+   * The reads stay raw SQL where they traverse (recursive CTEs over both directions, lateral per-query lists over
+   * unnest, to_char dates); plain deletes and lookups use the builder.
+   */
+  private readonly db: Kysely<GraphTables>;
+
+  constructor(db: DatabaseHandle['db'], opts: { entityThreshold?: number } = {}) {
+    this.db = db.withTables<GraphTables>();
     this.threshold = opts.entityThreshold ?? 0.6;
   }
 
@@ -170,117 +95,7 @@ export class PostgresGraphStore implements GraphStore {
     if (sets.length === 0) return;
     for (const s of sets) validateEntitySet(s);
     const last = [...new Map(sets.map((s) => [s.messageId, s])).values()];
-    const messageIds = last.map((s) => s.messageId);
-    const mentions = last.flatMap((s) =>
-      s.entities.map((e, ord) => ({
-        message_uuid: s.messageId,
-        ord,
-        entity_id: e.entityId,
-        channel_id: s.channelId,
-        type: e.type,
-        name: e.name,
-        norm: normalizeEntityName(e.name),
-        aliases: [...new Set(e.aliases.filter((a) => a.trim() !== ''))],
-        alias_norms: [...new Set(e.aliases.map(normalizeEntityName).filter((a) => a !== ''))],
-        confidence: e.confidence,
-        fact_ids: [...new Set(e.factIds)],
-        properties: e.properties,
-        message_ts: s.messageTs,
-        source_message_id: s.sourceMessageId,
-      })),
-    );
-    const evidence = last.flatMap((s) =>
-      s.relationships.map((r, ord) => ({
-        message_uuid: s.messageId,
-        ord,
-        relationship_id: relationshipUuid(r.type, r.sourceId, r.targetId),
-        channel_id: s.channelId,
-        type: r.type,
-        source_id: r.sourceId,
-        target_id: r.targetId,
-        confidence: r.confidence,
-        valid_from: r.validFrom.slice(0, 10),
-        valid_until: r.validUntil === null ? null : r.validUntil.slice(0, 10),
-        context: r.context,
-        source_fact_id: r.sourceFactId,
-        message_ts: s.messageTs,
-        source_message_id: s.sourceMessageId,
-      })),
-    );
-    const supersessions = last.flatMap((s) =>
-      s.supersessions
-        .map((x, ord) => ({ x, ord }))
-        .filter(({ x }) => x.oldEntityId !== null && x.newEntityId !== null)
-        .map(({ x, ord }) => ({
-          message_uuid: s.messageId,
-          ord,
-          channel_id: s.channelId,
-          fact_id: x.factId,
-          superseded_by: x.supersededBy,
-          old_entity_id: x.oldEntityId,
-          new_entity_id: x.newEntityId,
-          certain: x.certain,
-          message_ts: s.messageTs,
-        })),
-    );
-
-    await this.guard(() =>
-      this.db.transaction().execute(async (trx) => {
-        for (const channelId of [...new Set(last.map((s) => s.channelId))].sort()) await lockChannel(trx, channelId);
-        const oldMentions = await sql<{ entity_id: string }>`delete from graph_mentions
-          where message_uuid = any(${messageIds}::uuid[]) returning entity_id`.execute(trx);
-        const oldEvidence = await sql<{ relationship_id: string }>`delete from graph_evidence
-          where message_uuid = any(${messageIds}::uuid[]) returning relationship_id`.execute(trx);
-        const oldSupersessions = await sql<{ old_entity_id: string; new_entity_id: string }>`
-          delete from graph_supersessions where message_uuid = any(${messageIds}::uuid[])
-          returning old_entity_id, new_entity_id`.execute(trx);
-
-        if (mentions.length > 0) {
-          await sql`insert into graph_mentions (message_uuid, ord, entity_id, channel_id, type, name, norm, aliases,
-              alias_norms, confidence, fact_ids, properties, message_ts, source_message_id)
-            select message_uuid, ord, entity_id, channel_id, type, name, norm, aliases, alias_norms, confidence,
-              fact_ids, properties, message_ts, source_message_id
-            from jsonb_to_recordset(${JSON.stringify(mentions)}::jsonb) as m(message_uuid uuid, ord int,
-              entity_id uuid, channel_id text, type text, name text, norm text, aliases text[], alias_norms text[],
-              confidence float8, fact_ids text[], properties jsonb, message_ts timestamptz, source_message_id text)`.execute(
-            trx,
-          );
-        }
-        if (evidence.length > 0) {
-          await sql`insert into graph_evidence (message_uuid, ord, relationship_id, channel_id, type, source_id,
-              target_id, confidence, valid_from, valid_until, context, source_fact_id, message_ts, source_message_id)
-            select message_uuid, ord, relationship_id, channel_id, type, source_id, target_id, confidence,
-              valid_from, valid_until, context, source_fact_id, message_ts, source_message_id
-            from jsonb_to_recordset(${JSON.stringify(evidence)}::jsonb) as v(message_uuid uuid, ord int,
-              relationship_id uuid, channel_id text, type text, source_id uuid, target_id uuid, confidence float8,
-              valid_from date, valid_until date, context text, source_fact_id text, message_ts timestamptz,
-              source_message_id text)`.execute(trx);
-        }
-        if (supersessions.length > 0) {
-          await sql`insert into graph_supersessions (message_uuid, ord, channel_id, fact_id, superseded_by,
-              old_entity_id, new_entity_id, certain, message_ts)
-            select message_uuid, ord, channel_id, fact_id, superseded_by, old_entity_id, new_entity_id, certain,
-              message_ts
-            from jsonb_to_recordset(${JSON.stringify(supersessions)}::jsonb) as s(message_uuid uuid, ord int,
-              channel_id text, fact_id uuid, superseded_by uuid, old_entity_id uuid, new_entity_id uuid,
-              certain boolean, message_ts timestamptz)`.execute(trx);
-        }
-
-        const touched = [
-          ...new Set([
-            ...oldMentions.rows.map((r) => r.entity_id),
-            ...mentions.map((m) => m.entity_id),
-            ...oldSupersessions.rows.flatMap((r) => [r.old_entity_id, r.new_entity_id]),
-            ...supersessions.flatMap((s) => [s.old_entity_id as string, s.new_entity_id as string]),
-          ]),
-        ];
-        const touchedRelationships = [
-          ...new Set([...oldEvidence.rows.map((r) => r.relationship_id), ...evidence.map((e) => e.relationship_id)]),
-        ];
-        await foldEntities(trx, touched);
-        await foldRelationships(trx, touchedRelationships);
-      }),
-    );
+    await this.guard(() => this.db.transaction().execute((trx) => writeMessageGraphs(trx, last)));
   }
 
   /** Deletes every row of every graph table. */
@@ -300,12 +115,11 @@ export class PostgresGraphStore implements GraphStore {
     return this.guard(() =>
       this.db.transaction().execute(async (trx) => {
         await lockChannel(trx, channelId);
-        await sql`delete from graph_mentions where channel_id = ${channelId}`.execute(trx);
-        await sql`delete from graph_evidence where channel_id = ${channelId}`.execute(trx);
-        await sql`delete from graph_supersessions where channel_id = ${channelId}`.execute(trx);
-        const rels = await sql`delete from graph_relationships where channel_id = ${channelId}`.execute(trx);
-        const ents = await sql`delete from graph_entities where channel_id = ${channelId}`.execute(trx);
-        return { entities: Number(ents.numAffectedRows ?? 0), relationships: Number(rels.numAffectedRows ?? 0) };
+        for (const table of ['graph_mentions', 'graph_evidence', 'graph_supersessions'] as const)
+          await trx.deleteFrom(table).where('channel_id', '=', channelId).execute();
+        const rels = await trx.deleteFrom('graph_relationships').where('channel_id', '=', channelId).executeTakeFirst();
+        const ents = await trx.deleteFrom('graph_entities').where('channel_id', '=', channelId).executeTakeFirst();
+        return { entities: Number(ents.numDeletedRows), relationships: Number(rels.numDeletedRows) };
       }),
     );
   }
@@ -418,6 +232,29 @@ export class PostgresGraphStore implements GraphStore {
         order by k.hops, k.conf desc, e.name collate "C", e.id limit ${limit}`.execute(this.db);
       const nodes = [...seeds, ...others.rows.map(toNode)];
       return { nodes, edges: await this.edgesAmong(nodes.map((n) => n.id)) };
+    });
+  }
+
+  /** Relationships with exactly one end among `entityIds`, with that other end (see the port), by confidence. */
+  async incidentRelationships(
+    entityIds: readonly string[],
+    q: { limit: number },
+  ): Promise<{ relationship: GraphRelationship; other: GraphNode }[]> {
+    const ids = uuids(entityIds);
+    const limit = Math.max(0, Math.floor(q.limit));
+    if (ids.length === 0 || limit === 0) return [];
+    return this.guard(async () => {
+      const r = await sql<RelationshipRow>`${RELATIONSHIP_SELECT}
+        where (r.source_id = any(${ids}::uuid[])) <> (r.target_id = any(${ids}::uuid[]))
+        ${RELATIONSHIP_ORDER} limit ${limit}`.execute(this.db);
+      const rels = r.rows.map(toRelationship);
+      const mine = new Set(ids);
+      const otherId = (x: GraphRelationship) => (mine.has(x.source_id) ? x.target_id : x.source_id);
+      const nodes = new Map((await this.nodesInOrder([...new Set(rels.map(otherId))])).map((n) => [n.id, n]));
+      return rels.flatMap((relationship) => {
+        const other = nodes.get(otherId(relationship));
+        return other ? [{ relationship, other }] : [];
+      });
     });
   }
 
@@ -587,9 +424,12 @@ export class PostgresGraphStore implements GraphStore {
   /** The existing entities among `ids` as nodes, in the order of `ids`. */
   private async nodesInOrder(ids: readonly string[]): Promise<GraphNode[]> {
     if (ids.length === 0) return [];
-    const r = await sql<{ id: string; name: string; type: EntityType; channel_id: string }>`
-      select id, name, type, channel_id from graph_entities where id = any(${[...ids]}::uuid[])`.execute(this.db);
-    const byId = new Map(r.rows.map((x) => [x.id, toNode(x)]));
+    const rows = await this.db
+      .selectFrom('graph_entities')
+      .select(['id', 'name', 'type', 'channel_id'])
+      .where('id', 'in', [...ids])
+      .execute();
+    const byId = new Map(rows.map((x) => [x.id, toNode({ ...x, type: x.type as EntityType })]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
@@ -620,109 +460,3 @@ export class PostgresGraphStore implements GraphStore {
     }
   }
 }
-
-/** A Postgres array as returned by the driver (an array, or its text form when the driver leaves it unparsed). */
-const toArray = (x: string[] | string | null | undefined): string[] => {
-  if (Array.isArray(x)) return x;
-  if (!x || x === '{}') return [];
-  return x
-    .slice(1, -1)
-    .split(',')
-    .map((s) => s.replace(/^"|"$/g, ''));
-};
-
-/**
- * Serialises the writers of one channel (entities and relationships never cross channels) until the
- * transaction ends, so that two concurrent folds of the same entity cannot each miss the other's mentions
- * (READ COMMITTED). Callers lock channels in sorted order.
- */
-const lockChannel = async (trx: Kysely<unknown>, channelId: string): Promise<void> => {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`atlas.graph:${channelId}`}, 0))`.execute(trx);
-};
-
-/**
- * Re-folds the touched entities from their mentions (see GraphStore), deletes those left without a mention
- * together with their relationships, then recomputes properties (mentions merged oldest first, then the
- * certain supersession override) for them and for the entities a supersession says they superseded.
- */
-const foldEntities = async (trx: Kysely<unknown>, touched: readonly string[]): Promise<void> => {
-  if (touched.length === 0) return;
-  const ids = [...touched];
-  await sql`
-    insert into graph_entities (id, channel_id, type, name, norm, aliases, alias_norms, properties, source_fact_ids,
-      confidence, mention_count, source_message_id, message_ts, last_mentioned_at, created_at, updated_at)
-    select t.id, f.channel_id, f.type, f.name, f.norm,
-      coalesce((select array_agg(a order by a collate "C") from (select distinct u.a from graph_mentions m
-          cross join unnest(m.aliases) u(a) where m.entity_id = t.id and lower(u.a) <> lower(f.name)) x), '{}'),
-      coalesce((select array_agg(distinct u.n) from graph_mentions m cross join unnest(m.alias_norms) u(n)
-          where m.entity_id = t.id), '{}'),
-      '{}'::jsonb,
-      coalesce((select array_agg(fid order by p) from (select fid, min(p) as p from (
-          select u.fid, row_number() over (order by m.message_ts, m.message_uuid, m.ord, u.i) as p
-          from graph_mentions m cross join unnest(m.fact_ids) with ordinality u(fid, i) where m.entity_id = t.id) y
-        group by fid) z), '{}'),
-      a.confidence, a.mention_count, f.source_message_id, f.message_ts, a.last_mentioned_at, now(), now()
-    from (select distinct x as id from unnest(${ids}::uuid[]) x) t
-    join lateral (select m.channel_id, m.type, m.name, m.norm, m.source_message_id, m.message_ts from graph_mentions m
-      where m.entity_id = t.id order by m.message_ts, m.message_uuid, m.ord limit 1) f on true
-    join lateral (select graph_noisy_or(m.confidence) as confidence, count(distinct m.message_uuid)::int as mention_count,
-      max(m.message_ts) as last_mentioned_at from graph_mentions m where m.entity_id = t.id) a on true
-    on conflict (id) do update set channel_id = excluded.channel_id, type = excluded.type, name = excluded.name,
-      norm = excluded.norm, aliases = excluded.aliases, alias_norms = excluded.alias_norms,
-      source_fact_ids = excluded.source_fact_ids, confidence = excluded.confidence,
-      mention_count = excluded.mention_count, source_message_id = excluded.source_message_id,
-      message_ts = excluded.message_ts, last_mentioned_at = excluded.last_mentioned_at,
-      updated_at = excluded.updated_at`.execute(trx);
-  await sql`
-    with gone as (
-      delete from graph_entities e where e.id = any(${ids}::uuid[])
-        and not exists (select 1 from graph_mentions m where m.entity_id = e.id)
-      returning e.id
-    )
-    delete from graph_relationships r where r.source_id in (select id from gone) or r.target_id in (select id from gone)`.execute(
-    trx,
-  );
-  await sql`
-    update graph_entities e set properties =
-      coalesce((select jsonb_object_agg(p.k, p.v) from (
-          select distinct on (kv.key) kv.key as k, kv.value as v
-          from graph_mentions m cross join jsonb_each_text(m.properties) kv
-          where m.entity_id = e.id order by kv.key, m.message_ts desc, m.message_uuid desc, m.ord desc) p), '{}'::jsonb)
-      || coalesce((select jsonb_build_object('status', 'superseded', 'superseded_by', n.name)
-          from graph_supersessions s join graph_entities n on n.id = s.new_entity_id
-          where s.old_entity_id = e.id and s.certain
-          order by n.message_ts desc, s.message_ts desc, s.message_uuid desc, s.ord desc limit 1), '{}'::jsonb)
-    where e.id = any(${ids}::uuid[])
-      or e.id in (select s.old_entity_id from graph_supersessions s where s.new_entity_id = any(${ids}::uuid[]))`.execute(
-    trx,
-  );
-};
-
-/**
- * Re-folds the touched relationships from their evidence: noisy-or confidence; valid_from, context,
- * source_message_id and source_fact_id of the earliest evidence (valid_from, message time, message id,
- * position); valid_until of the latest; created_at kept. Deletes those left without evidence.
- */
-const foldRelationships = async (trx: Kysely<unknown>, touched: readonly string[]): Promise<void> => {
-  if (touched.length === 0) return;
-  const ids = [...touched];
-  await sql`
-    insert into graph_relationships (id, channel_id, type, source_id, target_id, confidence, valid_from, valid_until,
-      context, source_message_id, source_fact_id, created_at, updated_at)
-    select t.id, f.channel_id, f.type, f.source_id, f.target_id, a.confidence, f.valid_from, l.valid_until,
-      f.context, f.source_message_id, f.source_fact_id, now(), now()
-    from (select distinct x as id from unnest(${ids}::uuid[]) x) t
-    join lateral (select v.* from graph_evidence v where v.relationship_id = t.id
-      order by v.valid_from, v.message_ts, v.message_uuid, v.ord limit 1) f on true
-    join lateral (select v.valid_until from graph_evidence v where v.relationship_id = t.id
-      order by v.valid_from desc, v.message_ts desc, v.message_uuid desc, v.ord desc limit 1) l on true
-    join lateral (select graph_noisy_or(v.confidence) as confidence from graph_evidence v
-      where v.relationship_id = t.id) a on true
-    on conflict (id) do update set channel_id = excluded.channel_id, type = excluded.type,
-      source_id = excluded.source_id, target_id = excluded.target_id, confidence = excluded.confidence,
-      valid_from = excluded.valid_from, valid_until = excluded.valid_until, context = excluded.context,
-      source_message_id = excluded.source_message_id, source_fact_id = excluded.source_fact_id,
-      updated_at = excluded.updated_at`.execute(trx);
-  await sql`delete from graph_relationships r where r.id = any(${ids}::uuid[])
-    and not exists (select 1 from graph_evidence v where v.relationship_id = r.id)`.execute(trx);
-};

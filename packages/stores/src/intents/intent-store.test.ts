@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDataMap, EventType, StoredEvent } from '@atlas/core';
+import type { EventDataMap, StoredEvent } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, testDatabases } from '../testing.js';
 import { INTENT_ABANDON_AFTER_MS, IntentStore } from './intent-store.js';
 import { migrateIntents } from './migrations.js';
 
 let offset = 0;
-const ev = <T extends EventType>(type: T, data: EventDataMap[T], timestamp = Date.now()): StoredEvent => ({
+const ev = <T extends 'WriteIntentCreated' | 'StoreWriteApplied' | 'StoreWriteFailed'>(
+  type: T,
+  data: EventDataMap[T],
+  timestamp = Date.now(),
+): StoredEvent<T> => ({
   type,
-  key: (data as { intentId: string }).intentId,
+  key: data.intentId,
   data,
   topic: 'atlas.intents',
   partition: 0,

@@ -1,11 +1,7 @@
-import type {
-  IntentStoreName,
-  StoredEvent,
-  StoreWriteApplied,
-  StoreWriteFailed,
-  WriteIntentCreated,
-} from '@atlas/core';
-import { type Kysely, sql } from 'kysely';
+import type { AnyStoredEvent, IntentStoreName, StoredEvent, StoreWriteApplied } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import type { IntentTables } from './tables.js';
 
 /** A store's part in an intent (spec: vector `pending`/`done`/`failed`; graph also `skipped`). */
 export type IntentStoreStatus = 'pending' | 'done' | 'failed' | 'skipped';
@@ -119,7 +115,7 @@ export const foldIntentEvent = (row: Row | undefined, e: IntentEvent): Row => {
         updated_at: new Date(e.timestamp).toISOString(),
       };
   if (e.type === 'WriteIntentCreated') {
-    const c = e.data as WriteIntentCreated;
+    const c = e.data;
     r.fact_count = c.factCount;
     r.extracted_at = c.extractedAt;
     r.facts_partition = c.factsPartition;
@@ -128,18 +124,17 @@ export const foldIntentEvent = (row: Row | undefined, e: IntentEvent): Row => {
     r.vector_status = r.vector_status ?? c.vector;
     r.graph_status = r.graph_status ?? c.graph;
   } else {
-    const o = e.data as StoreWriteApplied | StoreWriteFailed;
+    const o = e.data;
     const [statusKey, errorKey] = columnsOf(o.store);
     const cur = r[statusKey];
-    const next =
-      e.type === 'StoreWriteApplied' ? afterApplied(cur, (o as StoreWriteApplied).outcome) : afterFailed(cur);
+    const next = e.type === 'StoreWriteApplied' ? afterApplied(cur, e.data.outcome) : afterFailed(cur);
     r[statusKey] = next;
-    if (next === 'failed') r[errorKey] = (o as StoreWriteFailed).error ?? r[errorKey];
+    // Only a failure folds to 'failed' (afterApplied never does).
+    if (e.type === 'StoreWriteFailed' && next === 'failed') r[errorKey] = e.data.error ?? r[errorKey];
     else if (terminal(next)) r[errorKey] = null;
     if (o.attempt > 0) {
       r.retry_count = Math.max(r.retry_count, o.attempt);
-      const when =
-        e.type === 'StoreWriteApplied' ? (o as StoreWriteApplied).appliedAt : (o as StoreWriteFailed).failedAt;
+      const when = e.type === 'StoreWriteApplied' ? e.data.appliedAt : e.data.failedAt;
       if (!r.last_attempt_at || Date.parse(when) > Date.parse(r.last_attempt_at)) r.last_attempt_at = when;
     }
   }
@@ -148,10 +143,19 @@ export const foldIntentEvent = (row: Row | undefined, e: IntentEvent): Row => {
   return r;
 };
 
-/** SQL: the state as read at `now` (a pending intent older than 24 h reads `abandoned`). */
-const stateAt = (now: Date) =>
-  sql`case when state = 'pending' and created_at < ${new Date(now.getTime() - INTENT_ABANDON_AFTER_MS).toISOString()}::timestamptz
-    then 'abandoned' else state end`;
+/** The state as read at `now` (a pending intent older than 24 h reads `abandoned`), as a column expression. */
+const stateAt = (now: Date) => (eb: ExpressionBuilder<IntentTables, 'write_intents'>) =>
+  eb
+    .case()
+    .when(
+      eb.and([
+        eb('state', '=', 'pending'),
+        eb('created_at', '<', new Date(now.getTime() - INTENT_ABANDON_AFTER_MS).toISOString()),
+      ]),
+    )
+    .then('abandoned')
+    .else(eb.ref('state'))
+    .end();
 
 const toRecord = (r: Record<string, unknown>): WriteIntentRecord => ({
   intent_id: r.intent_id as string,
@@ -178,10 +182,14 @@ const toRecord = (r: Record<string, unknown>): WriteIntentRecord => ({
  * database's (the runner retries).
  */
 export class IntentStore {
-  constructor(private readonly db: Kysely<unknown>) {}
+  private readonly db: Kysely<IntentTables>;
+
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<IntentTables>();
+  }
 
   /** Folds WriteIntentCreated, StoreWriteApplied and StoreWriteFailed events in order (other types are ignored). */
-  async apply(events: readonly StoredEvent[]): Promise<void> {
+  async apply(events: readonly AnyStoredEvent[]): Promise<void> {
     const mine = events.filter(
       (e): e is IntentEvent =>
         e.type === 'WriteIntentCreated' || e.type === 'StoreWriteApplied' || e.type === 'StoreWriteFailed',
@@ -189,9 +197,8 @@ export class IntentStore {
     if (mine.length === 0) return;
     const ids = [...new Set(mine.map((e) => e.data.intentId))];
     const rows = new Map<string, Row>();
-    const existing = await sql<Record<string, unknown>>`select * from write_intents
-      where intent_id = any(${ids}::text[])`.execute(this.db);
-    for (const x of existing.rows) {
+    const existing = await this.db.selectFrom('write_intents').selectAll().where('intent_id', 'in', ids).execute();
+    for (const x of existing) {
       rows.set(x.intent_id as string, {
         ...(x as unknown as Row),
         created_at: iso(x.created_at),
@@ -205,7 +212,7 @@ export class IntentStore {
     }
     for (const e of mine) rows.set(e.data.intentId, foldIntentEvent(rows.get(e.data.intentId), e));
     const values = [...rows.values()];
-    // One statement for the batch: arrays of each column, unnested.
+    // One statement for the batch: arrays of each column, unnested (raw: the builder has no unnest).
     const col = <K extends keyof Row>(k: K) => values.map((v) => v[k]);
     await sql`insert into write_intents (intent_id, message_id, channel_id, fact_count, extracted_at,
         facts_partition, facts_offset, created_at, vector_status, vector_error, graph_status, graph_error, retry_count, state, last_attempt_at, updated_at)
@@ -226,23 +233,41 @@ export class IntentStore {
 
   /** The intent as read at `now`, or null when unknown (or only its outcomes are known). */
   async get(intentId: string, now: Date = new Date()): Promise<WriteIntentRecord | null> {
-    const r = await sql<Record<string, unknown>>`select *, ${stateAt(now)} as read_state from write_intents
-      where intent_id = ${intentId} and created_at is not null`.execute(this.db);
-    return r.rows[0] ? toRecord(r.rows[0]) : null;
+    const row = await this.db
+      .selectFrom('write_intents')
+      .selectAll()
+      .select((eb) => stateAt(now)(eb).as('read_state'))
+      .where('intent_id', '=', intentId)
+      .where('created_at', 'is not', null)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
   }
 
   /** Intents as read at `now`, newest first, filtered; `total` counts every match. */
   async list(q: IntentQuery, now: Date = new Date()): Promise<{ intents: WriteIntentRecord[]; total: number }> {
-    const where = sql`created_at is not null
-      ${q.state ? sql`and ${stateAt(now)} = ${q.state}` : sql``}
-      ${q.channelId ? sql`and channel_id = ${q.channelId}` : sql``}
-      ${q.messageId ? sql`and message_id = ${q.messageId}` : sql``}`;
-    const rows = await sql<Record<string, unknown>>`select *, ${stateAt(now)} as read_state from write_intents
-      where ${where} order by created_at desc, intent_id limit ${q.limit} offset ${q.offset ?? 0}`.execute(this.db);
-    const total = await sql<{ n: number }>`select count(*)::int as n from write_intents where ${where}`.execute(
-      this.db,
-    );
-    return { intents: rows.rows.map(toRecord), total: Number(total.rows[0]?.n ?? 0) };
+    const where = (eb: ExpressionBuilder<IntentTables, 'write_intents'>) =>
+      eb.and([
+        eb('created_at', 'is not', null),
+        ...(q.state ? [eb(stateAt(now)(eb), '=', q.state)] : []),
+        ...(q.channelId ? [eb('channel_id', '=', q.channelId)] : []),
+        ...(q.messageId ? [eb('message_id', '=', q.messageId)] : []),
+      ]);
+    const rows = await this.db
+      .selectFrom('write_intents')
+      .selectAll()
+      .select((eb) => stateAt(now)(eb).as('read_state'))
+      .where(where)
+      .orderBy('created_at', 'desc')
+      .orderBy('intent_id')
+      .limit(q.limit)
+      .offset(q.offset ?? 0)
+      .execute();
+    const total = await this.db
+      .selectFrom('write_intents')
+      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .where(where)
+      .executeTakeFirst();
+    return { intents: rows.map(toRecord), total: Number(total?.n ?? 0) };
   }
 
   /**
@@ -251,14 +276,23 @@ export class IntentStore {
    * oldest first, at most `limit`.
    */
   async retryCandidates(now: Date, limit: number): Promise<WriteIntentRecord[]> {
-    const r = await sql<Record<string, unknown>>`select *, state as read_state from write_intents
-      where state = 'pending' and created_at is not null
-        and created_at <= ${new Date(now.getTime() - INTENT_RETRY_AFTER_MS).toISOString()}::timestamptz
-        and created_at >= ${new Date(now.getTime() - INTENT_ABANDON_AFTER_MS).toISOString()}::timestamptz
-        and retry_count < ${INTENT_MAX_ATTEMPTS}
-        and (vector_status in ('pending', 'failed') or graph_status in ('pending', 'failed'))
-      order by created_at, intent_id limit ${limit}`.execute(this.db);
-    return r.rows.map(toRecord);
+    const rows = await this.db
+      .selectFrom('write_intents')
+      .selectAll()
+      .select('state as read_state')
+      .where('state', '=', 'pending')
+      .where('created_at', 'is not', null)
+      .where('created_at', '<=', new Date(now.getTime() - INTENT_RETRY_AFTER_MS).toISOString())
+      .where('created_at', '>=', new Date(now.getTime() - INTENT_ABANDON_AFTER_MS).toISOString())
+      .where('retry_count', '<', INTENT_MAX_ATTEMPTS)
+      .where((eb) =>
+        eb.or([eb('vector_status', 'in', ['pending', 'failed']), eb('graph_status', 'in', ['pending', 'failed'])]),
+      )
+      .orderBy('created_at')
+      .orderBy('intent_id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
   }
 
   /**
@@ -266,10 +300,19 @@ export class IntentStore {
    * the write-intents-by-state gauge and GET /api/admin/write-intents.
    */
   async countByState(now: Date = new Date()): Promise<Record<IntentState, number>> {
-    const r = await sql<{ s: IntentState; n: number }>`select ${stateAt(now)} as s, count(*)::int as n
-      from write_intents where created_at is not null group by 1`.execute(this.db);
+    const rows = await this.db
+      .selectFrom((qb) =>
+        qb
+          .selectFrom('write_intents')
+          .select((eb) => stateAt(now)(eb).as('s'))
+          .where('created_at', 'is not', null)
+          .as('w'),
+      )
+      .select((eb) => ['w.s', eb.cast<number>(eb.fn.countAll(), 'integer').as('n')])
+      .groupBy('w.s')
+      .execute();
     const out: Record<IntentState, number> = { pending: 0, done: 0, failed: 0, abandoned: 0 };
-    for (const x of r.rows) out[x.s] = Number(x.n);
+    for (const x of rows) out[x.s as IntentState] = Number(x.n);
     return out;
   }
 
@@ -278,20 +321,29 @@ export class IntentStore {
    * a write intent of a message without facts (deleted, edited to nothing, channel data deleted) is superseded.
    */
   async messageHasFacts(messageId: string): Promise<boolean> {
-    const r = await sql`select 1 from memories where message_uuid = ${messageId}::uuid limit 1`.execute(this.db);
-    return r.rows.length > 0;
+    const r = await this.db
+      .selectFrom('memories')
+      .select((eb) => eb.lit(1).as('one'))
+      .where('message_uuid', '=', messageId)
+      .limit(1)
+      .execute();
+    return r.length > 0;
   }
 
   /** The ids of the message's facts in the document store now (read-only over `memories`), for store checks. */
   async messageFactIds(messageId: string): Promise<string[]> {
-    const r = await sql<{
-      id: string;
-    }>`select id from memories where message_uuid = ${messageId}::uuid order by id`.execute(this.db);
-    return r.rows.map((x) => String(x.id));
+    const r = await this.db
+      .selectFrom('memories')
+      .select('id')
+      .where('message_uuid', '=', messageId)
+      .orderBy('id')
+      .execute();
+    return r.map((x) => String(x.id));
   }
 
   /** Empties the store (before a replay rebuilds it). */
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table write_intents`.execute(this.db);
   }
 }

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Table `write_intents` of the reconciler's read store (spec "Write intent (two-phase persist)"), one row per intent,
@@ -9,10 +9,10 @@ import { runMigrations } from '../migrate.js';
  * (`pending` | `done` | `failed`; `abandoned` is derived at read time from created_at). created_at is null for an
  * intent whose WriteIntentCreated has not been folded (yet). Idempotent.
  */
-export const migrateIntents = (db: Kysely<unknown>) =>
+export const migrateIntents = (db: MigrationDb) =>
   runMigrations(db, 'write_intents', {
     '0001_write_intents': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists write_intents (intent_id text primary key, message_id text not null,
           channel_id text not null, fact_count integer not null default 0, extracted_at text,
           facts_partition integer, facts_offset bigint,

@@ -19,7 +19,7 @@
  */
 import { AtlasError } from '@atlas/core';
 import { Client, errors, type estypes, SniffingTransport } from '@elastic/elasticsearch';
-import type { KeywordDoc, KeywordHit, KeywordIndex, KeywordQuery, KeywordResult } from './port.js';
+import type { KeywordCountQuery, KeywordDoc, KeywordHit, KeywordIndex, KeywordQuery, KeywordResult } from './port.js';
 
 type Query = estypes.QueryDslQueryContainer;
 const CHUNK = 500;
@@ -196,6 +196,55 @@ export class ElasticsearchKeywordIndex implements KeywordIndex {
       facets[f] = Object.fromEntries((Array.isArray(buckets) ? buckets : []).map((b) => [String(b.key), b.doc_count]));
     }
     return { hits, total, facets };
+  }
+
+  /**
+   * The query's matches (as search's total counts them) or facts of `include` passing the filters: an exact count
+   * (track_total_hits) and the facets over them, no hits.
+   */
+  async count(q: KeywordCountQuery): Promise<{ total: number; facets?: Record<string, Record<string, number>> }> {
+    await this.ensureIndex();
+    const full: KeywordQuery = { ...q, limit: 0 };
+    const filter = filters(full);
+    const include = [...new Set(q.include ?? [])];
+    const query: Query =
+      q.queryMatches === false
+        ? { bool: { filter: [...filter, { terms: { fact_id: include } }] } }
+        : MATCH_ALL.test(q.query)
+          ? { bool: { filter } }
+          : include.length === 0
+            ? { bool: { ...textQuery(full), filter } }
+            : {
+                bool: {
+                  filter,
+                  should: [{ bool: textQuery(full) }, { terms: { fact_id: include } }],
+                  minimum_should_match: 1,
+                },
+              };
+    const aggs = Object.fromEntries(
+      (q.facets ?? []).map((f) => [
+        f,
+        { terms: { field: FACET_FIELD[f], size: 50, order: [{ _count: 'desc' as const }, { _key: 'asc' as const }] } },
+      ]),
+    );
+    const res = await this.call('count', () =>
+      this.es.search({
+        index: this.index,
+        size: 0,
+        track_total_hits: true,
+        _source: false,
+        query,
+        ...(q.facets?.length ? { aggs } : {}),
+      }),
+    );
+    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+    if (!q.facets?.length) return { total };
+    const facets: Record<string, Record<string, number>> = {};
+    for (const f of q.facets) {
+      const buckets = (res.aggregations?.[f] as estypes.AggregationsStringTermsAggregate | undefined)?.buckets;
+      facets[f] = Object.fromEntries((Array.isArray(buckets) ? buckets : []).map((b) => [String(b.key), b.doc_count]));
+    }
+    return { total, facets };
   }
 
   /** Creates the index with its mapping unless it already exists. Idempotent, and safe when processes race. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deterministicId } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../db.js';
 import { freshChannelId } from '../test-fixtures.js';
 import { testDatabases } from '../testing.js';
 import { ElasticsearchKeywordIndex } from './elasticsearch-index.js';
@@ -147,6 +147,32 @@ for (const [name, factory] of Object.entries(open)) {
       });
     });
 
+    // docs/conventions.md "Search `total`": a hybrid search counts the union of keyword matches and vector matches,
+    // each once.
+    it('count: the query’s matches as search counts them, plus included facts that pass the filters, each once', async () => {
+      const q = { query: 'database', channelId: ch, facets: ['fact_type', 'topics'] as ('fact_type' | 'topics')[] };
+      const plain = await index.count(q);
+      expect(plain.total).toBe((await index.search({ ...q, limit: 1 })).total);
+      expect(plain.total).toBe(2); // facts 1 and 3
+      // Fact 2 (no 'database') joins; fact 1 is already a match; fact 4 is in another channel; unknown ids count not.
+      const union = await index.count({
+        ...q,
+        include: [docs[1]!.factId, docs[0]!.factId, docs[3]!.factId, deterministicId('kw-test', ch, 'none')],
+      });
+      expect(union.total).toBe(3);
+      expect(union.facets).toEqual({
+        fact_type: { observation: 2, decision: 1 },
+        topics: { database: 2, kafka: 1 },
+      });
+      // Filters apply to included facts too.
+      expect((await index.count({ ...q, include: [docs[1]!.factId], filters: { authors: ['alice'] } })).total).toBe(2);
+      // queryMatches false: only the included facts (a vector search's facets).
+      const only = await index.count({ ...q, include: [docs[1]!.factId, docs[3]!.factId], queryMatches: false });
+      expect(only.total).toBe(1);
+      expect(only.facets).toEqual({ fact_type: { observation: 1 }, topics: { kafka: 1 } });
+      expect((await index.count({ query: '*', channelId: ch })).total).toBe(3);
+    });
+
     it('weighs a rare term above a common one (BM25 idf)', async () => {
       // "database" is in three facts, "nightly" in one: the nightly fact wins though each matches one word.
       const r = await index.search({ query: 'nightly database', channelId: ch, limit: 10 });
@@ -226,6 +252,7 @@ for (const db of testDatabases()) {
       const budgeted = await new PostgresKeywordIndex(h.db, { selectBudget: 3 }).search(q);
       expect(full.total).toBe(20);
       expect(budgeted.total).toBe(full.total);
+      expect((await new PostgresKeywordIndex(h.db, { selectBudget: 3 }).count(q)).total).toBe(full.total);
       expect(budgeted.hits.slice(0, 2).map((x) => x.factId)).toEqual(full.hits.slice(0, 2).map((x) => x.factId));
       expect(budgeted.hits.slice(0, 2).every((x) => x.highlights.join(' ').includes('<mark>deploy</mark>'))).toBe(true);
       // Only the facts holding the rarest term were scored: 'canary' (2 facts) fits the budget, 'rollback' does not.

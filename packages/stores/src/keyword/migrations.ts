@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Weight of a term occurrence in a fact's context (author, source message, previous turn) against 1 in its text
@@ -13,10 +13,10 @@ export const CONTEXT_WEIGHT = 0.5;
  * BM25 needs, kept by statement triggers in the same transaction as every write: keyword_terms
  * (lexeme → document frequency) and keyword_stats (documents, tokens).
  */
-export const migrateKeywordIndex = (db: Kysely<unknown>) =>
+export const migrateKeywordIndex = (db: MigrationDb) =>
   runMigrations(db, 'keyword', {
     '0001_keyword_facts': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists keyword_facts (
           fact_id uuid primary key, message_id uuid not null, channel_id text not null, text text not null,
           fact_type text not null, importance text not null, topic_tags text[] not null default '{}',
@@ -34,7 +34,7 @@ export const migrateKeywordIndex = (db: Kysely<unknown>) =>
       },
     },
     '0002_bm25': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`alter table keyword_facts add column if not exists context text not null default ''`.execute(db);
         await sql`alter table keyword_facts drop column if exists tsv`.execute(db); // was generated from text alone
         await sql`alter table keyword_facts add column tsv tsvector, add column doc_len int not null default 0`.execute(
@@ -100,7 +100,7 @@ export const migrateKeywordIndex = (db: Kysely<unknown>) =>
     // Each fact's weighted term frequencies as jsonb (lexeme → tf, a term in the text counting 1 and in the context
     // CONTEXT_WEIGHT), so that BM25 reads the query's few terms instead of unnesting every tsvector it ranks.
     '0003_term_weights': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`alter table keyword_facts add column if not exists tf jsonb not null default '{}'`.execute(db);
         const tf = (row: string) =>
           sql.raw(`(select coalesce(jsonb_object_agg(u.lexeme, ${CONTEXT_WEIGHT} * cardinality(u.positions)

@@ -51,6 +51,17 @@ export interface KeywordQuery {
   total?: boolean | undefined;
 }
 
+/** What KeywordIndex.count counts: a query's matches, plus other facts (`include`) that pass the filters. */
+export interface KeywordCountQuery extends Omit<KeywordQuery, 'limit' | 'total'> {
+  /**
+   * Fact ids that count as matches too when they pass the channel and filters (a hybrid search's vector and graph
+   * matches): the union is counted, each fact once. Ids the index does not hold are not counted.
+   */
+  include?: readonly string[] | undefined;
+  /** false: only `include` counts (a vector search's facets); the query is not matched. Default true. */
+  queryMatches?: boolean | undefined;
+}
+
 export interface KeywordHit {
   factId: string;
   /** Keyword relevance in [0, 1]: the hit's rank divided by the best rank of this query (1 for match-all). */
@@ -78,6 +89,11 @@ export interface KeywordIndex {
   /** Replaces the indexed facts of each message with `docs` (an empty list removes them). */
   replaceForMessages(sets: readonly { messageId: string; docs: readonly KeywordDoc[] }[]): Promise<void>;
   search(q: KeywordQuery): Promise<KeywordResult>;
+  /**
+   * The number of facts matching the query and filters (as search's `total` counts them) or listed in `include` and
+   * passing the filters, each once, and the facets over those same facts (when asked). Exact.
+   */
+  count(q: KeywordCountQuery): Promise<{ total: number; facets?: Record<string, Record<string, number>> }>;
   /**
    * Removes every indexed fact of a channel (ChannelDataDeleted) and returns how many; other channels are untouched and
    * the next search no longer finds them. Idempotent (0 the second time).

@@ -1,11 +1,14 @@
+import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { factFilterSql } from '../fact-filters.js';
-import type { KeywordDoc, KeywordHit, KeywordIndex, KeywordQuery, KeywordResult } from './port.js';
+import type { KeywordCountQuery, KeywordDoc, KeywordHit, KeywordIndex, KeywordQuery, KeywordResult } from './port.js';
+import type { KeywordTables } from './tables.js';
 
 const CHUNK = 500;
 const HEADLINE_OPTS =
   'StartSel=<mark>, StopSel=</mark>, MaxFragments=2, MaxWords=30, MinWords=10, FragmentDelimiter=@@@';
 const MATCH_ALL = /^\s*\*?\s*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** BM25 parameters (the usual defaults, as Elasticsearch's). */
 const K1 = 1.2;
 const B = 0.75;
@@ -15,8 +18,8 @@ const COMMON_SHARE = 0.1;
  * Candidates are the facts holding one of the rarest query terms whose document frequencies add up to at most this
  * many facts (at least the rarest term always selects); every query term still counts in each candidate's BM25.
  * A fact holding only the more common terms scores at most their idf sum, below what the rare terms give, so the top
- * of the ranking stays; the scan no longer scores every fact holding a common word (at 100k facts a query's terms
- * matched 5k-27k facts, BM25 over all of them took 130-960 ms in PGlite). Smaller indexes are not affected.
+ * of the ranking stays, and the scan does not score every fact holding a common word (thousands of facts per term
+ * in a large index). Smaller indexes are not affected.
  */
 const SELECT_BUDGET = 2_000;
 
@@ -41,18 +44,22 @@ const fuzzyWords = (query: string): string[] =>
  */
 export class PostgresKeywordIndex implements KeywordIndex {
   private readonly selectBudget: number;
+  /**
+   * The searches stay raw SQL: BM25 over the tsvector and the trigger-kept term statistics, ts_headline, pg_trgm's
+   * word_similarity and tsquery operators are nothing the builder has; the writes use uuid[] arrays the same way.
+   */
+  private readonly db: Kysely<KeywordTables>;
 
   /** `opts.selectBudget`: SELECT_BUDGET (facts; tests set it small to exercise the rare-term selection). */
-  constructor(
-    private readonly db: Kysely<unknown>,
-    opts: { selectBudget?: number } = {},
-  ) {
+  constructor(db: DatabaseHandle['db'], opts: { selectBudget?: number } = {}) {
+    this.db = db.withTables<KeywordTables>();
     this.selectBudget = opts.selectBudget ?? SELECT_BUDGET;
   }
 
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table keyword_facts, keyword_terms`.execute(this.db);
-    await sql`update keyword_stats set docs = 0, tokens = 0`.execute(this.db);
+    await this.db.updateTable('keyword_stats').set({ docs: 0, tokens: 0 }).execute();
   }
 
   async replaceForMessages(sets: readonly { messageId: string; docs: readonly KeywordDoc[] }[]): Promise<void> {
@@ -84,8 +91,8 @@ export class PostgresKeywordIndex implements KeywordIndex {
 
   /** The table's triggers keep the BM25 term statistics (keyword_terms, keyword_stats) in step with the delete. */
   async deleteChannel(channelId: string): Promise<number> {
-    const r = await sql`delete from keyword_facts where channel_id = ${channelId}`.execute(this.db);
-    return Number(r.numAffectedRows ?? 0);
+    const r = await this.db.deleteFrom('keyword_facts').where('channel_id', '=', channelId).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   async search(q: KeywordQuery): Promise<KeywordResult> {
@@ -95,7 +102,7 @@ export class PostgresKeywordIndex implements KeywordIndex {
         order by quality_score desc, message_ts desc, fact_id limit ${q.limit}`.execute(this.db);
       return {
         hits: rows.rows.map((r) => ({ factId: r.fact_id, score: 1, highlights: [] })),
-        total: await this.count(filters),
+        total: await this.countWhere(filters),
         ...(q.facets?.length ? { facets: await this.facets(filters, q.facets) } : {}),
       };
     }
@@ -150,8 +157,33 @@ export class PostgresKeywordIndex implements KeywordIndex {
     const allMatch = all && sql`(tsv @@ ${all} or ${fuzzy}) and ${filters}`;
     return {
       hits,
-      total: q.total === false ? hits.length : allMatch ? await this.count(allMatch) : Number(rows.rows[0]?.total ?? 0),
+      total:
+        q.total === false ? hits.length : allMatch ? await this.countWhere(allMatch) : Number(rows.rows[0]?.total ?? 0),
       ...(q.facets?.length ? { facets: await this.facets(allMatch ?? match, q.facets) } : {}),
+    };
+  }
+
+  /**
+   * Facts that search's total counts (the query's match without the candidate budget), or in `include` and passing
+   * the filters: their number and facets, in one count each.
+   */
+  async count(q: KeywordCountQuery): Promise<{ total: number; facets?: Record<string, Record<string, number>> }> {
+    const filters = this.filterSql({ ...q, limit: 0 });
+    const ids = [...new Set(q.include ?? [])].filter((id) => UUID.test(id));
+    let where = filters;
+    if (q.queryMatches === false)
+      where = ids.length > 0 ? sql`fact_id = any(${ids}::uuid[]) and ${filters}` : sql`false`;
+    else if (!MATCH_ALL.test(q.query)) {
+      const terms = await this.queryTerms(q.query);
+      const { tsq, all } = await this.tsquery({ ...q, limit: 0 }, terms);
+      const words = q.fuzzy ? fuzzyWords(q.query) : [];
+      const fuzzy = words.length > 0 ? this.fuzzySql(words, q.fuzziness) : sql`false`;
+      where = sql`(tsv @@ ${all ?? tsq} or ${fuzzy}) and ${filters}`;
+      if (ids.length > 0) where = sql`((${where}) or (fact_id = any(${ids}::uuid[]) and ${filters}))`;
+    }
+    return {
+      total: await this.countWhere(where),
+      ...(q.facets?.length ? { facets: await this.facets(where, q.facets) } : {}),
     };
   }
 
@@ -243,7 +275,7 @@ export class PostgresKeywordIndex implements KeywordIndex {
     return factFilterSql(q.channelId, q.filters);
   }
 
-  private async count(where: RawBuilder<unknown>): Promise<number> {
+  private async countWhere(where: RawBuilder<unknown>): Promise<number> {
     const r = await sql<{ n: number }>`select count(*)::int as n from keyword_facts where ${where}`.execute(this.db);
     return Number(r.rows[0]?.n ?? 0);
   }

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import type { MigrationDb } from '@atlas/db';
+import { runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Tables of the stats store (spec "Statistics and health objects"), written only by the stats projector (except
@@ -15,10 +16,10 @@ import { runMigrations } from '../migrate.js';
  *   (`dl_id` = deadLetterId), with `redriven_at` once a DeadLetterRedriven names it;
  * - `stats_llm_usage`: LLM calls, tokens and estimated cost per UTC day, tier, provider and model.
  */
-export const migrateStats = (db: Kysely<unknown>) =>
+export const migrateStats = (db: MigrationDb) =>
   runMigrations(db, 'stats', {
     '0001_stats': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists stats_channels (channel_id text primary key, name text not null,
           platform text not null, updated_at timestamptz not null default now())`.execute(db);
         await sql`create table if not exists stats_messages (channel_id text not null, message_id text not null,
@@ -60,13 +61,13 @@ export const migrateStats = (db: Kysely<unknown>) =>
       },
     },
     '0002_stats_entity_index': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         // entity_created activity counts the messages naming an hour's new entities.
         await sql`create index if not exists stats_entities_entity on stats_entities (entity_id)`.execute(db);
       },
     },
     '0003_stats_dead_letter_redrive': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         // A re-driven dead letter (DeadLetterRedriven, by deadLetterId) leaves the depth.
         await sql`alter table stats_dead_letters add column if not exists dl_id text`.execute(db);
         await sql`alter table stats_dead_letters add column if not exists redriven_at timestamptz`.execute(db);

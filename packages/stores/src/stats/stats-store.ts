@@ -1,135 +1,20 @@
-import {
-  type ChannelDataDeleted,
-  type ChannelDiscovered,
-  type DeadLettered,
-  type DeadLetterRedriven,
-  deadLetterId,
-  type EntitiesExtracted,
-  type FactsExtracted,
-  type MessageDeleted,
-  type MessageIngested,
-  type StoredEvent,
-  type SyncJobUpdated,
-  TOPICS,
-} from '@atlas/core';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
+import type {
+  ActivityRow,
+  ChannelStatsRow,
+  ExportChannelRow,
+  LlmUsageRecord,
+  LlmUsageTotals,
+  SystemStatsRow,
+  TopAuthorRow,
+  TopTopicRow,
+} from './types.js';
+import { StatsWriter } from './writes.js';
 
-/** Spec "System stats", without wiki_pages (the wiki store's; the route adds it). */
-export interface SystemStatsRow {
-  total_facts: number;
-  total_entities: number;
-  total_channels: number;
-  total_decisions: number;
-  total_messages: number;
-  total_authors: number;
-}
-
-/** The figures of one channel both channel-stats shapes are made of (spec "Channel stats"). Times ISO 8601 UTC. */
-export interface ChannelStatsRow {
-  channel_id: string;
-  channel_name: string;
-  platform: string;
-  message_count: number;
-  fact_count: number;
-  entity_count: number;
-  decision_count: number;
-  author_count: number;
-  date_range: { earliest: string | null; latest: string | null };
-  activity: {
-    messages_last_7d: number;
-    messages_last_30d: number;
-    facts_added_last_7d: number;
-    facts_added_last_30d: number;
-  };
-}
-
-/** Spec "Top author"; `channels` are channel names. */
-export interface TopAuthorRow {
-  author_id: string;
-  author_name: string;
-  message_count: number;
-  fact_count: number;
-  decision_count: number;
-  channels: string[];
-}
-
-/** Spec "Top topic", with the two windows the trend was computed from (`recent_count`, `previous_count`). */
-export interface TopTopicRow {
-  topic: string;
-  fact_count: number;
-  channels: string[];
-  trend: 'rising' | 'falling' | 'stable';
-  recent_count: number;
-  previous_count: number;
-}
-
-/** An activity entry the stats store knows of (spec "Activity entry"): fact_extracted, entity_created, sync_completed. */
-export interface ActivityRow {
-  type: 'fact_extracted' | 'entity_created' | 'sync_completed';
-  /** ISO 8601 UTC. */
-  timestamp: string;
-  channel_id: string;
-  /** Messages concerned: messages whose facts were extracted, that named the entities, or that the sync fetched. */
-  message_count: number;
-  fact_count?: number;
-  entity_count?: number;
-  job_id?: string;
-}
-
-/** One channel's row of GET /api/stats/export (since: counts of messages and facts at or after it). */
-export interface ExportChannelRow {
-  channel_id: string;
-  channel_name: string;
-  platform: string;
-  message_count: number;
-  author_count: number;
-  fact_count: number;
-  decision_count: number;
-  high_importance_facts: number;
-  avg_fact_quality_score: number;
-  entity_count: number;
-  earliest_message: string | null;
-  latest_message: string | null;
-}
-
-/** One LLM call, as a usage recorder passes it (tokens may be estimated; cost in USD, estimated from a price table). */
-export interface LlmUsageRecord {
-  tier: string;
-  provider: string;
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  /** The server reported no usage; tokens are characters / 4. */
-  estimated?: boolean;
-  /** The call failed (no tokens). */
-  failed?: boolean;
-  costUsd: number;
-  /** When the call ended (default now). */
-  at?: Date;
-}
-
-/** LLM usage totals (spec "Metrics" usage), and per tier, provider and model. */
-export interface LlmUsageTotals {
-  total_llm_calls: number;
-  failed_llm_calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_llm_tokens: number;
-  estimated_cost_usd: number;
-  by_model: {
-    tier: string;
-    provider: string;
-    model: string;
-    calls: number;
-    failed_calls: number;
-    prompt_tokens: number;
-    completion_tokens: number;
-    cost_usd: number;
-  }[];
-}
+export * from './types.js';
 
 /**
- * The trend rule of top topics (README "Stats and metrics"): a topic's facts in the 7 days ending at the newest fact
+ * The trend rule of top topics (docs/stats-and-metrics.md "Trend rule"): a topic's facts in the 7 days ending at the newest fact
  * of the scope (`recent`) against the 7 days before (`previous`), by the facts' message time. `rising` when
  * recent ≥ 1.5 × previous and recent − previous ≥ 2; `falling` when previous ≥ 1.5 × recent and previous − recent ≥ 2;
  * else `stable`. Anchoring at the newest fact (not the wall clock) keeps an imported history meaningful. Pure.
@@ -143,201 +28,14 @@ export const topicTrend = (recent: number, previous: number): 'rising' | 'fallin
 const DAY_MS = 86_400_000;
 const num = (v: unknown): number => Number(v ?? 0);
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
-const json = (v: unknown) => JSON.stringify(v);
-
-/** The last event of each key, in order (a batch may carry a message twice: the later one wins). */
-const lastBy = <T>(items: readonly T[], key: (t: T) => string): T[] => [
-  ...new Map(items.map((t) => [key(t), t])).values(),
-];
 
 /**
  * The stats read store (spec "Statistics and health objects", "Activity feed"), over Postgres or PGlite through
- * Kysely. `apply` folds the stats projector's events idempotently (upserts and replace-by-message, so redelivery and
- * replays give the same rows); the read methods aggregate in SQL. Errors are the database's (a store down throws).
+ * Kysely: the writes of StatsWriter (made by the stats projector, one per kind of event) and the reads, which
+ * aggregate in SQL (raw SQL where they need FILTER, correlated subqueries, jsonb functions or unions the builder
+ * cannot say plainly). Errors are the database's (a store down throws).
  */
-export class StatsStore {
-  constructor(private readonly db: Kysely<unknown>) {}
-
-  /** Empties every table the projector writes (before a replay from the earliest offset); keeps the LLM ledger. */
-  async truncate(): Promise<void> {
-    await sql`truncate stats_channels, stats_messages, stats_facts, stats_entities, stats_entity_first,
-      stats_sync_jobs, stats_dead_letters`.execute(this.db);
-  }
-
-  /**
-   * Folds events of the stats projector, in order: ChannelDiscovered, MessageIngested, MessageDeleted,
-   * FactsExtracted, EntitiesExtracted, ChannelDataDeleted (each topic's copy deletes the rows that topic wrote),
-   * SyncJobUpdated, DeadLettered, DeadLetterRedriven. Other types are ignored.
-   */
-  async apply(events: readonly StoredEvent[]): Promise<void> {
-    // Runs of one type keep the batch's order between types (a deletion between two ingests stays between them).
-    let run: StoredEvent[] = [];
-    for (const e of events) {
-      if (run.length > 0 && run[0]!.type !== e.type) {
-        await this.applyRun(run);
-        run = [];
-      }
-      run.push(e);
-    }
-    if (run.length > 0) await this.applyRun(run);
-  }
-
-  private async applyRun(run: StoredEvent[]): Promise<void> {
-    const type = run[0]!.type;
-    if (type === 'ChannelDiscovered') {
-      const rows = lastBy(
-        run.map((e) => e.data as ChannelDiscovered),
-        (c) => c.channelId,
-      ).map((c) => ({ channel_id: c.channelId, name: c.name, platform: c.platform }));
-      await sql`insert into stats_channels (channel_id, name, platform)
-        select channel_id, name, platform from jsonb_to_recordset(${json(rows)}::jsonb)
-          as x(channel_id text, name text, platform text)
-        on conflict (channel_id) do update set name = excluded.name, platform = excluded.platform,
-          updated_at = now()`.execute(this.db);
-    } else if (type === 'MessageIngested') {
-      const messages = lastBy(
-        run.map((e) => e.data as MessageIngested),
-        (m) => `${m.channelId}\u0000${m.messageId}`,
-      );
-      const channels = lastBy(messages, (m) => m.channelId).map((m) => ({
-        channel_id: m.channelId,
-        name: m.channelName,
-        platform: m.platform,
-      }));
-      // A channel seen only through its messages (a sync) still gets a row; ChannelDiscovered's name wins.
-      await sql`insert into stats_channels (channel_id, name, platform)
-        select channel_id, name, platform from jsonb_to_recordset(${json(channels)}::jsonb)
-          as x(channel_id text, name text, platform text)
-        on conflict (channel_id) do nothing`.execute(this.db);
-      const rows = messages.map((m) => ({
-        channel_id: m.channelId,
-        message_id: m.messageId,
-        author_id: m.author.id,
-        author_name: m.author.name,
-        is_bot: m.author.isBot,
-        ts: m.timestamp,
-      }));
-      for (let i = 0; i < rows.length; i += 2000) {
-        await sql`insert into stats_messages (channel_id, message_id, author_id, author_name, is_bot, ts, deleted)
-          select channel_id, message_id, author_id, author_name, is_bot, ts, false
-          from jsonb_to_recordset(${json(rows.slice(i, i + 2000))}::jsonb)
-            as x(channel_id text, message_id text, author_id text, author_name text, is_bot boolean, ts timestamptz)
-          on conflict (channel_id, message_id) do update set author_id = excluded.author_id,
-            author_name = excluded.author_name, is_bot = excluded.is_bot, ts = excluded.ts, deleted = false`.execute(
-          this.db,
-        );
-      }
-    } else if (type === 'MessageDeleted') {
-      for (const e of run) {
-        const d = e.data as MessageDeleted;
-        await sql`update stats_messages set deleted = true
-          where channel_id = ${d.channelId} and message_id = ${d.messageId}`.execute(this.db);
-      }
-    } else if (type === 'FactsExtracted') {
-      const sets = lastBy(
-        run.map((e) => e.data as FactsExtracted),
-        (s) => s.messageId,
-      );
-      await sql`delete from stats_facts where message_id in (select jsonb_array_elements_text(${json(
-        sets.map((s) => s.messageId),
-      )}::jsonb))`.execute(this.db);
-      const rows = sets.flatMap((s) =>
-        lastBy(s.facts, (f) => f.factId).map((f) => ({
-          message_id: s.messageId,
-          fact_id: f.factId,
-          channel_id: s.channelId,
-          author_id: f.authorId,
-          author_name: f.authorName,
-          fact_type: f.factType,
-          importance: f.importance,
-          quality: f.qualityScore,
-          topic_tags: f.topicTags,
-          message_ts: f.messageTs,
-          extracted_at: s.extractedAt,
-        })),
-      );
-      for (let i = 0; i < rows.length; i += 2000) {
-        await sql`insert into stats_facts (message_id, fact_id, channel_id, author_id, author_name, fact_type,
-            importance, quality, topic_tags, message_ts, extracted_at)
-          select * from jsonb_to_recordset(${json(rows.slice(i, i + 2000))}::jsonb)
-            as x(message_id text, fact_id text, channel_id text, author_id text, author_name text, fact_type text,
-              importance text, quality double precision, topic_tags jsonb, message_ts timestamptz,
-              extracted_at timestamptz)
-          on conflict (message_id, fact_id) do nothing`.execute(this.db);
-      }
-    } else if (type === 'EntitiesExtracted') {
-      const sets = lastBy(
-        run.map((e) => e.data as EntitiesExtracted),
-        (s) => s.messageId,
-      );
-      await sql`delete from stats_entities where message_id in (select jsonb_array_elements_text(${json(
-        sets.map((s) => s.messageId),
-      )}::jsonb))`.execute(this.db);
-      const rows = sets.flatMap((s) =>
-        lastBy(s.entities, (x) => x.entityId).map((x) => ({
-          message_id: s.messageId,
-          entity_id: x.entityId,
-          channel_id: s.channelId,
-          type: x.type,
-          name: x.name,
-          seen_at: s.extractedAt,
-        })),
-      );
-      if (rows.length === 0) return;
-      await sql`insert into stats_entities (message_id, entity_id, channel_id, type, name)
-        select message_id, entity_id, channel_id, type, name from jsonb_to_recordset(${json(rows)}::jsonb)
-          as x(message_id text, entity_id text, channel_id text, type text, name text)
-        on conflict (message_id, entity_id) do nothing`.execute(this.db);
-      await sql`insert into stats_entity_first (entity_id, channel_id, type, name, first_seen_at)
-        select entity_id, min(channel_id), min(type), min(name), min(seen_at)
-        from jsonb_to_recordset(${json(rows)}::jsonb)
-          as x(entity_id text, channel_id text, type text, name text, seen_at timestamptz)
-        group by entity_id
-        on conflict (entity_id) do update
-          set first_seen_at = least(stats_entity_first.first_seen_at, excluded.first_seen_at)`.execute(this.db);
-    } else if (type === 'ChannelDataDeleted') {
-      for (const e of run) {
-        const channelId = (e.data as ChannelDataDeleted).channelId;
-        if (e.topic === TOPICS.messages)
-          await sql`delete from stats_messages where channel_id = ${channelId}`.execute(this.db);
-        else if (e.topic === TOPICS.facts)
-          await sql`delete from stats_facts where channel_id = ${channelId}`.execute(this.db);
-        else if (e.topic === TOPICS.graph) {
-          await sql`delete from stats_entities where channel_id = ${channelId}`.execute(this.db);
-          await sql`delete from stats_entity_first where channel_id = ${channelId}`.execute(this.db);
-        }
-      }
-    } else if (type === 'SyncJobUpdated') {
-      for (const e of run) {
-        const d = e.data as SyncJobUpdated;
-        await sql`insert into stats_sync_jobs (job_id, channel_id, seq, status, started_at, completed_at,
-            messages_synced, facts_extracted, entities_created)
-          values (${d.jobId}, ${d.channelId}, ${d.seq}, ${d.status}, ${d.startedAt}::timestamptz,
-            ${d.completedAt}::timestamptz, ${d.messagesSynced}, ${d.factsExtracted}, ${d.entitiesCreated})
-          on conflict (job_id) do update set seq = excluded.seq, status = excluded.status,
-            started_at = excluded.started_at, completed_at = excluded.completed_at,
-            messages_synced = excluded.messages_synced, facts_extracted = excluded.facts_extracted,
-            entities_created = excluded.entities_created
-          where stats_sync_jobs.seq < excluded.seq`.execute(this.db);
-      }
-    } else if (type === 'DeadLettered') {
-      for (const e of run) {
-        const d = e.data as DeadLettered;
-        await sql`insert into stats_dead_letters (dl_group, topic, dl_partition, dl_offset, event_type, event_key,
-            error, attempts, failed_at, dl_id)
-          values (${d.group}, ${d.topic}, ${d.partition}, ${d.offset}, ${d.eventType}, ${d.key}, ${d.error},
-            ${d.attempts}, ${d.failedAt}::timestamptz, ${deadLetterId(d)})
-          on conflict (dl_group, topic, dl_partition, dl_offset) do update set dl_id = excluded.dl_id`.execute(this.db);
-      }
-    } else if (type === 'DeadLetterRedriven') {
-      for (const e of run) {
-        const d = e.data as DeadLetterRedriven;
-        await sql`update stats_dead_letters set redriven_at = coalesce(redriven_at, ${d.redrivenAt}::timestamptz)
-          where dl_id = ${d.deadLetterId}`.execute(this.db);
-      }
-    }
-  }
-
+export class StatsStore extends StatsWriter {
   /** Spec "System stats" (without wiki_pages): live messages, their distinct authors, facts, decision facts, entities. */
   async system(): Promise<SystemStatsRow> {
     const r = (

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import { runMigrations } from '../migrate.js';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { sql } from 'kysely';
 
 /**
  * Tables of the sync job store (spec "Sync job", "Sync history entry"; idempotent), written only by the sync-jobs
@@ -9,10 +9,10 @@ import { runMigrations } from '../migrate.js';
  * - `sync_channels`: per channel, the incremental cursor (the newest platform id any job fetched past), the last
  *   completed sync and its job.
  */
-export const migrateSync = (db: Kysely<unknown>) =>
+export const migrateSync = (db: MigrationDb) =>
   runMigrations(db, 'sync', {
     '0001_sync_jobs': {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         await sql`create table if not exists sync_jobs (job_id text primary key, channel_id text not null,
           connection_id text, platform text, force boolean not null default false,
           estimated_messages integer not null default 0, requested_by text, requested_at timestamptz,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventDataMap, EventType, StoredEvent, SyncJobUpdated } from '@atlas/core';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KyselyDocumentStore } from '../documents/kysely-store.js';
+import { KyselyDocumentStore } from '../documents/document-store.js';
 import { migrateDocuments } from '../documents/migrations.js';
 import { factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
 import { type TestDatabase, testDatabases } from '../testing.js';

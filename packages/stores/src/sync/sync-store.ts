@@ -7,7 +7,9 @@ import type {
   SyncRequested,
   SyncStage,
 } from '@atlas/core';
-import { type Kysely, sql } from 'kysely';
+import type { DatabaseHandle } from '@atlas/db';
+import { type Expression, type Kysely, sql } from 'kysely';
+import type { SyncTables } from './tables.js';
 
 /**
  * One sync job as the store keeps it (spec "Sync job" and "Sync history entry" fields, plus what the worker needs to
@@ -95,8 +97,9 @@ const toRecord = (r: Record<string, unknown>): SyncJobRecord => ({
 });
 
 /** The greater of two platform ids (Slack ts or Discord snowflake): longer is newer, then text order. SQL. */
-const newerCursor = (a: ReturnType<typeof sql>, b: ReturnType<typeof sql>) =>
-  sql`case when ${b} is null then ${a} when ${a} is null then ${b}
+const newerCursor = (a: Expression<string | null>, b: Expression<string | null>) =>
+  // Raw: a nested case over length() reads plainer in SQL than in the builder.
+  sql<string | null>`case when ${b} is null then ${a} when ${a} is null then ${b}
     when length(${b}) > length(${a}) or (length(${b}) = length(${a}) and ${b} > ${a}) then ${b} else ${a} end`;
 
 /**
@@ -106,7 +109,11 @@ const newerCursor = (a: ReturnType<typeof sql>, b: ReturnType<typeof sql>) =>
  * worker. Needs migrateSync. Errors: the database's (the runner retries).
  */
 export class SyncStore {
-  constructor(private readonly db: Kysely<unknown>) {}
+  private readonly db: Kysely<SyncTables>;
+
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<SyncTables>();
+  }
 
   /** Folds SyncRequested, SyncCancelled and SyncJobUpdated events (other types are ignored). */
   async apply(events: readonly StoredEvent[]): Promise<void> {
@@ -118,90 +125,182 @@ export class SyncStore {
   }
 
   private async request(d: SyncRequested): Promise<void> {
-    await sql`insert into sync_jobs (job_id, channel_id, connection_id, platform, force, estimated_messages,
-        requested_by, requested_at, started_at, total_messages, estimated_completion)
-      values (${d.jobId}, ${d.channelId}, ${d.connectionId}, ${d.platform}, ${d.force}, ${d.estimatedMessages},
-        ${d.requestedBy}, ${d.requestedAt}::timestamptz, ${d.requestedAt}::timestamptz, ${d.estimatedMessages}, null)
-      on conflict (job_id) do update set connection_id = excluded.connection_id, platform = excluded.platform,
-        force = excluded.force, estimated_messages = excluded.estimated_messages,
-        requested_by = excluded.requested_by, requested_at = excluded.requested_at`.execute(this.db);
+    await this.db
+      .insertInto('sync_jobs')
+      .values({
+        job_id: d.jobId,
+        channel_id: d.channelId,
+        connection_id: d.connectionId,
+        platform: d.platform,
+        force: d.force,
+        estimated_messages: d.estimatedMessages,
+        requested_by: d.requestedBy,
+        requested_at: d.requestedAt,
+        started_at: d.requestedAt,
+        total_messages: d.estimatedMessages,
+        estimated_completion: null,
+      })
+      .onConflict((oc) =>
+        oc.column('job_id').doUpdateSet((eb) => ({
+          connection_id: eb.ref('excluded.connection_id'),
+          platform: eb.ref('excluded.platform'),
+          force: eb.ref('excluded.force'),
+          estimated_messages: eb.ref('excluded.estimated_messages'),
+          requested_by: eb.ref('excluded.requested_by'),
+          requested_at: eb.ref('excluded.requested_at'),
+        })),
+      )
+      .execute();
   }
 
   private async cancelRequest(d: SyncCancelled): Promise<void> {
-    await sql`update sync_jobs set cancel_requested_at = coalesce(cancel_requested_at, ${d.cancelledAt}::timestamptz)
-      where job_id = ${d.jobId}`.execute(this.db);
+    await this.db
+      .updateTable('sync_jobs')
+      .set((eb) => ({ cancel_requested_at: eb.fn.coalesce('cancel_requested_at', eb.val(d.cancelledAt)) }))
+      .where('job_id', '=', d.jobId)
+      .execute();
   }
 
   private async update(d: SyncJobUpdated): Promise<void> {
-    await sql`insert into sync_jobs (job_id, channel_id, seq, status, stage, total_messages, processed_messages,
-        failing_messages, percentage, started_at, estimated_completion, completed_at, cursor, messages_synced,
-        facts_extracted, entities_created, error, updated_at)
-      values (${d.jobId}, ${d.channelId}, ${d.seq}, ${d.status}, ${d.stage}, ${d.totalMessages},
-        ${d.processedMessages}, ${d.failingMessages}, ${d.percentage}, ${d.startedAt}::timestamptz,
-        ${d.estimatedCompletion}::timestamptz, ${d.completedAt}::timestamptz, ${d.cursor}, ${d.messagesSynced},
-        ${d.factsExtracted}, ${d.entitiesCreated}, ${d.error === null ? null : JSON.stringify(d.error)}::jsonb,
-        ${d.updatedAt}::timestamptz)
-      on conflict (job_id) do update set seq = excluded.seq, status = excluded.status, stage = excluded.stage,
-        total_messages = excluded.total_messages, processed_messages = excluded.processed_messages,
-        failing_messages = excluded.failing_messages, percentage = excluded.percentage,
-        started_at = excluded.started_at, estimated_completion = excluded.estimated_completion,
-        completed_at = excluded.completed_at, cursor = excluded.cursor, messages_synced = excluded.messages_synced,
-        facts_extracted = excluded.facts_extracted, entities_created = excluded.entities_created,
-        error = excluded.error, updated_at = excluded.updated_at
-      where sync_jobs.seq < excluded.seq`.execute(this.db);
+    await this.db
+      .insertInto('sync_jobs')
+      .values({
+        job_id: d.jobId,
+        channel_id: d.channelId,
+        seq: d.seq,
+        status: d.status,
+        stage: d.stage,
+        total_messages: d.totalMessages,
+        processed_messages: d.processedMessages,
+        failing_messages: d.failingMessages,
+        percentage: d.percentage,
+        started_at: d.startedAt,
+        estimated_completion: d.estimatedCompletion,
+        completed_at: d.completedAt,
+        cursor: d.cursor,
+        messages_synced: d.messagesSynced,
+        facts_extracted: d.factsExtracted,
+        entities_created: d.entitiesCreated,
+        error: d.error === null ? null : JSON.stringify(d.error),
+        updated_at: d.updatedAt,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('job_id')
+          .doUpdateSet((eb) => ({
+            seq: eb.ref('excluded.seq'),
+            status: eb.ref('excluded.status'),
+            stage: eb.ref('excluded.stage'),
+            total_messages: eb.ref('excluded.total_messages'),
+            processed_messages: eb.ref('excluded.processed_messages'),
+            failing_messages: eb.ref('excluded.failing_messages'),
+            percentage: eb.ref('excluded.percentage'),
+            started_at: eb.ref('excluded.started_at'),
+            estimated_completion: eb.ref('excluded.estimated_completion'),
+            completed_at: eb.ref('excluded.completed_at'),
+            cursor: eb.ref('excluded.cursor'),
+            messages_synced: eb.ref('excluded.messages_synced'),
+            facts_extracted: eb.ref('excluded.facts_extracted'),
+            entities_created: eb.ref('excluded.entities_created'),
+            error: eb.ref('excluded.error'),
+            updated_at: eb.ref('excluded.updated_at'),
+          }))
+          .where('sync_jobs.seq', '<', (eb) => eb.ref('excluded.seq')),
+      )
+      .execute();
     const completed = d.status === 'completed';
     if (d.cursor === null && !completed) return;
-    await sql`insert into sync_channels (channel_id, cursor, last_sync, last_job_id, updated_at)
-      values (${d.channelId}, ${d.cursor}, ${completed ? d.completedAt : null}::timestamptz,
-        ${completed ? d.jobId : null}, ${d.updatedAt}::timestamptz)
-      on conflict (channel_id) do update set
-        cursor = ${newerCursor(sql`sync_channels.cursor`, sql`excluded.cursor`)},
-        last_sync = greatest(sync_channels.last_sync, excluded.last_sync),
-        last_job_id = case when excluded.last_sync is not null
-          and (sync_channels.last_sync is null or excluded.last_sync >= sync_channels.last_sync)
-          then excluded.last_job_id else sync_channels.last_job_id end,
-        updated_at = excluded.updated_at`.execute(this.db);
+    await this.db
+      .insertInto('sync_channels')
+      .values({
+        channel_id: d.channelId,
+        cursor: d.cursor,
+        last_sync: completed ? d.completedAt : null,
+        last_job_id: completed ? d.jobId : null,
+        updated_at: d.updatedAt,
+      })
+      .onConflict((oc) =>
+        oc.column('channel_id').doUpdateSet((eb) => ({
+          cursor: newerCursor(eb.ref('sync_channels.cursor'), eb.ref('excluded.cursor')),
+          last_sync: eb.fn('greatest', ['sync_channels.last_sync', 'excluded.last_sync']),
+          last_job_id: eb
+            .case()
+            .when(
+              eb.and([
+                eb('excluded.last_sync', 'is not', null),
+                eb.or([
+                  eb('sync_channels.last_sync', 'is', null),
+                  eb('excluded.last_sync', '>=', eb.ref('sync_channels.last_sync')),
+                ]),
+              ]),
+            )
+            .then(eb.ref('excluded.last_job_id'))
+            .else(eb.ref('sync_channels.last_job_id'))
+            .end(),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
   }
 
   /** The job, or null when unknown. */
   async getJob(jobId: string): Promise<SyncJobRecord | null> {
-    const r = await sql<Record<string, unknown>>`select * from sync_jobs where job_id = ${jobId}`.execute(this.db);
-    return r.rows[0] ? toRecord(r.rows[0]) : null;
+    const row = await this.db.selectFrom('sync_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
+    return row ? toRecord(row) : null;
   }
 
   /** The channel's queued or running job (the newest when several), or null. */
   async activeJob(channelId: string): Promise<SyncJobRecord | null> {
-    const r = await sql<Record<string, unknown>>`select * from sync_jobs
-      where channel_id = ${channelId} and status in ('queued', 'running')
-      order by started_at desc nulls last, job_id limit 1`.execute(this.db);
-    return r.rows[0] ? toRecord(r.rows[0]) : null;
+    const row = await this.db
+      .selectFrom('sync_jobs')
+      .selectAll()
+      .where('channel_id', '=', channelId)
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('started_at', (ob) => ob.desc().nullsLast())
+      .orderBy('job_id')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
   }
 
   /** The channel's jobs, newest first (started_at), at most `limit` (spec "GET /api/sync/history"). */
   async history(channelId: string, limit: number): Promise<SyncJobRecord[]> {
-    const r = await sql<Record<string, unknown>>`select * from sync_jobs where channel_id = ${channelId}
-      order by started_at desc nulls last, job_id limit ${limit}`.execute(this.db);
-    return r.rows.map(toRecord);
+    const rows = await this.db
+      .selectFrom('sync_jobs')
+      .selectAll()
+      .where('channel_id', '=', channelId)
+      .orderBy('started_at', (ob) => ob.desc().nullsLast())
+      .orderBy('job_id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
   }
 
   /** Every queued or running job, oldest first: what a starting sync worker resumes. */
   async openJobs(): Promise<SyncJobRecord[]> {
-    const r = await sql<Record<string, unknown>>`select * from sync_jobs where status in ('queued', 'running')
-      order by started_at nulls last, job_id`.execute(this.db);
-    return r.rows.map(toRecord);
+    const rows = await this.db
+      .selectFrom('sync_jobs')
+      .selectAll()
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('started_at', (ob) => ob.asc().nullsLast())
+      .orderBy('job_id')
+      .execute();
+    return rows.map(toRecord);
   }
 
   /** The channel's incremental cursor and last completed sync, or null when no job has fetched it yet. */
   async channelState(channelId: string): Promise<SyncChannelState | null> {
-    const r = await sql<Record<string, unknown>>`select channel_id, cursor, last_sync, last_job_id
-      from sync_channels where channel_id = ${channelId}`.execute(this.db);
-    const row = r.rows[0];
+    const row = await this.db
+      .selectFrom('sync_channels')
+      .select(['channel_id', 'cursor', 'last_sync', 'last_job_id'])
+      .where('channel_id', '=', channelId)
+      .executeTakeFirst();
     return row
       ? {
-          channel_id: row.channel_id as string,
-          cursor: (row.cursor as string | null) ?? null,
+          channel_id: row.channel_id,
+          cursor: row.cursor ?? null,
           last_sync: iso(row.last_sync),
-          last_job_id: (row.last_job_id as string | null) ?? null,
+          last_job_id: row.last_job_id ?? null,
         }
       : null;
   }
@@ -211,11 +310,19 @@ export class SyncStore {
    * (read-only over the document store's `messages` table, same database): where late replies are looked for.
    */
   async threadHeads(channelId: string, limit: number): Promise<ThreadHead[]> {
-    const r = await sql<{ thread_ts: string; latest: string }>`select thread_ts, max(id) as latest from messages
-      where channel_id = ${channelId} and platform = 'platform_a' and thread_ts is not null and id <> thread_ts
-        and deleted_at is null
-      group by thread_ts order by max(ts) desc limit ${limit}`.execute(this.db);
-    return r.rows.map((x) => ({ threadTs: x.thread_ts, latestReplyTs: x.latest }));
+    const rows = await this.db
+      .selectFrom('messages')
+      .select((eb) => ['thread_ts', eb.fn.max('id').as('latest')])
+      .where('channel_id', '=', channelId)
+      .where('platform', '=', 'platform_a')
+      .where('thread_ts', 'is not', null)
+      .where('id', '<>', (eb) => eb.ref('thread_ts'))
+      .where('deleted_at', 'is', null)
+      .groupBy('thread_ts')
+      .orderBy((eb) => eb.fn.max('ts'), 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((x) => ({ threadTs: x.thread_ts as string, latestReplyTs: x.latest }));
   }
 
   /**
@@ -224,16 +331,35 @@ export class SyncStore {
    * entities whose first mention is such a fact (spec "Sync history entry" facts_extracted, entities_created).
    */
   async outcomeSince(channelId: string, since: string): Promise<{ facts: number; entities: number }> {
-    const r = await sql<{ facts: string | number; entities: string | number }>`select
-        (select count(*) from memories where channel_id = ${channelId} and created_at >= ${since}::timestamptz) as facts,
-        (select count(*) from (select me.entity_id from memory_entities me join memories m on m.id = me.fact_id
-          where me.channel_id = ${channelId} group by me.entity_id
-          having min(m.created_at) >= ${since}::timestamptz) x) as entities`.execute(this.db);
-    return { facts: Number(r.rows[0]?.facts ?? 0), entities: Number(r.rows[0]?.entities ?? 0) };
+    const r = await this.db
+      .selectNoFrom((eb) => [
+        eb
+          .selectFrom('memories')
+          .select((c) => c.fn.countAll().as('n'))
+          .where('channel_id', '=', channelId)
+          .where('created_at', '>=', since)
+          .as('facts'),
+        eb
+          .selectFrom(
+            eb
+              .selectFrom('memory_entities as me')
+              .innerJoin('memories as m', 'm.id', 'me.fact_id')
+              .select('me.entity_id')
+              .where('me.channel_id', '=', channelId)
+              .groupBy('me.entity_id')
+              .having((h) => h.fn.min('m.created_at'), '>=', since)
+              .as('x'),
+          )
+          .select((c) => c.fn.countAll().as('n'))
+          .as('entities'),
+      ])
+      .executeTakeFirst();
+    return { facts: Number(r?.facts ?? 0), entities: Number(r?.entities ?? 0) };
   }
 
   /** Empties the store (before a replay rebuilds it). */
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table sync_jobs, sync_channels`.execute(this.db);
   }
 }

@@ -18,7 +18,7 @@ export interface MatrixRow {
 /**
  * Every vector of one channel as one Float32Array (row-major, unit rows), searched exactly: a dot product per
  * row that passes the filters, then the top `limit`. At a few thousand rows this is a few milliseconds in V8,
- * where pgvector's HNSW under a channel filter in PGlite (WASM) takes tens (README "Search latency").
+ * where pgvector's HNSW under a channel filter in PGlite (WASM) takes tens (docs/benchmarks.md "Search latency").
  * Filters follow factFilterSql: topics lower-cased, entities and authors case-insensitive, date range inclusive.
  */
 export class ChannelMatrix {

@@ -1,6 +1,7 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { factFilterSql } from '../fact-filters.js';
-import { runMigrations } from '../migrate.js';
+import type { DatabaseHandle } from '@atlas/db';
+import { type MigrationDb, runMigrations } from '@atlas/db';
+import { type RawBuilder, sql } from 'kysely';
+import { type FactFilterColumns, factFilterSql } from '../fact-filters.js';
 import { ChannelMatrix } from './channel-matrix.js';
 import type { FactVector, VectorQuery, VectorStore } from './port.js';
 
@@ -11,11 +12,11 @@ const literal = (v: readonly number[]) => `[${v.map((x) => x.toFixed(7)).join(',
  * Creates the vector table of one dimension (`vector_facts_<dim>`) with an HNSW cosine index.
  * Idempotent. Needs the pgvector extension (PGlite ships it; a server must have it installed).
  */
-export const migrateVectors = async (db: Kysely<unknown>, dim: number): Promise<void> => {
+export const migrateVectors = async (db: MigrationDb, dim: number): Promise<void> => {
   await sql`create extension if not exists vector`.execute(db);
   await runMigrations(db, `vectors_${dim}`, {
     [`0001_vector_facts_${dim}`]: {
-      async up(db: Kysely<unknown>) {
+      async up(db: MigrationDb) {
         const t = sql.raw(`vector_facts_${dim}`);
         await sql`create table if not exists ${t} (
           fact_id uuid primary key, message_id uuid not null, channel_id text not null, model text not null,
@@ -90,8 +91,12 @@ export class PgVectorStore implements VectorStore {
   /** Matrix loads that have finished (a search of their channel does not load first). */
   private readonly loaded = new WeakSet<Promise<ChannelMatrix | null>>();
 
+  /**
+   * `db` stays untyped and every query raw: the table is named per dimension (`vector_facts_<dim>`), so no static
+   * table interface names it, and the queries use pgvector's operators and functions (`<=>`, vector_send).
+   */
   constructor(
-    private readonly db: Kysely<unknown>,
+    private readonly db: DatabaseHandle['db'],
     readonly dim: number,
     opts: PgVectorStoreOptions = {},
   ) {
@@ -164,6 +169,32 @@ export class PgVectorStore implements VectorStore {
       .sort((a, b) => b.score - a.score);
   }
 
+  /**
+   * Exact: the channel's in-memory matrix when it has one, else every row of the filters' distance computed in a
+   * materialized CTE (a sequential scan: the HNSW index is approximate and would stop after ef_search rows).
+   */
+  async matches(q: VectorQuery & { minScore: number }): Promise<{ factId: string; score: number }[]> {
+    if (q.limit <= 0) return [];
+    const inMemory = await this.matricesFor(q.channelId);
+    if (inMemory) {
+      const hits = inMemory.flatMap((m) =>
+        m.search(q.vector, q.model, Number.POSITIVE_INFINITY, q.filters).filter((h) => h.score >= q.minScore),
+      );
+      if (inMemory.length > 1)
+        hits.sort((a, b) => b.score - a.score || (a.factId < b.factId ? -1 : a.factId > b.factId ? 1 : 0));
+      return hits.slice(0, q.limit);
+    }
+    const rows = await sql<{ fact_id: string; distance: number }>`with q as materialized (
+        select ${literal(q.vector)}::vector as v),
+      d as materialized (select fact_id, embedding <=> (select v from q) as distance from ${this.table}
+        where model = ${q.model} and ${factFilterSql(q.channelId, q.filters)})
+      select fact_id, distance from d where distance <= ${1 - q.minScore}::float8
+      order by distance, fact_id limit ${q.limit}`.execute(this.db);
+    return rows.rows
+      .map((r) => ({ factId: r.fact_id, score: Math.min(1, Math.max(0, 1 - Number(r.distance))) }))
+      .filter((h) => h.score >= q.minScore);
+  }
+
   async similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>> {
     if (q.factIds.length === 0) return new Map();
     const rows = await sql<{
@@ -215,6 +246,29 @@ export class PgVectorStore implements VectorStore {
     return m !== undefined && this.loaded.has(m);
   }
 
+  /**
+   * The in-memory matrices that hold every vector of `channelId` (null: of every channel), or null when the memory
+   * index is off or they do not fit its budget (then the caller reads SQL). Across channels, the channels' sizes are
+   * read first (one grouped count) and every matrix is loaded when their sum fits.
+   */
+  private async matricesFor(channelId: string | null): Promise<ChannelMatrix[] | null> {
+    if (this.maxInMemory <= 0) return null;
+    if (channelId !== null) {
+      const m = await this.matrix(channelId);
+      return m ? [m] : null;
+    }
+    const sizes = await sql<{ channel_id: string; n: number }>`select channel_id, count(*)::int as n from ${this.table}
+      group by channel_id`.execute(this.db);
+    if (sizes.rows.reduce((n, r) => n + Number(r.n), 0) > this.maxInMemory) return null;
+    const out: ChannelMatrix[] = [];
+    for (const r of sizes.rows) {
+      const m = await this.matrix(r.channel_id);
+      if (!m) return null;
+      out.push(m);
+    }
+    return out;
+  }
+
   /** The channel's matrix, loaded on first use; null when the channel has more vectors than the memory budget. */
   private matrix(channelId: string): Promise<ChannelMatrix | null> {
     let m = this.matrices.get(channelId);
@@ -234,17 +288,9 @@ export class PgVectorStore implements VectorStore {
   }
 
   private async loadMatrix(channelId: string): Promise<ChannelMatrix | null> {
-    const rows = await sql<{
-      fact_id: string;
-      model: string;
-      embedding: Uint8Array;
-      fact_type: string;
-      importance: string;
-      topic_tags: string[];
-      entity_tags: string[];
-      author_name: string;
-      message_ts: Date | string;
-    }>`select fact_id, model, vector_send(embedding) as embedding, fact_type, importance, topic_tags, entity_tags, author_name,
+    const rows = await sql<
+      Omit<FactFilterColumns, 'channel_id'> & { fact_id: string; model: string; embedding: Uint8Array }
+    >`select fact_id, model, vector_send(embedding) as embedding, fact_type, importance, topic_tags, entity_tags, author_name,
          message_ts from ${this.table} where channel_id = ${channelId} limit ${this.maxInMemory + 1}`.execute(this.db);
     if (rows.rows.length > this.maxInMemory) return null;
     return new ChannelMatrix(

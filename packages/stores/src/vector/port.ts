@@ -26,6 +26,12 @@ export interface VectorStore {
   /** Replaces the vectors of each message with `points` (an empty list removes them). */
   replaceForMessages(sets: readonly { messageId: string; points: readonly FactVector[] }[]): Promise<void>;
   search(q: VectorQuery): Promise<{ factId: string; score: number }[]>;
+  /**
+   * Every fact (of the channel, model and filters) whose cosine to the query is at least `q.minScore`, best first
+   * (ties by fact id), at most `q.limit`; computed exactly over the facts, never through an approximate index, so
+   * the same query gives the same set whatever else is asked. What search counts as a vector match (its `total`).
+   */
+  matches(q: VectorQuery & { minScore: number }): Promise<{ factId: string; score: number }[]>;
   /** Cosine similarity of the query to each given fact (facts without a vector are absent). */
   similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>>;
   /**

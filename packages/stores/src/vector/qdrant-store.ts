@@ -136,6 +136,26 @@ export class QdrantVectorStore implements VectorStore {
       .sort((a, b) => b.score - a.score);
   }
 
+  /** Qdrant's exact search (no HNSW) with a score threshold: cosine at least minScore, best first, at most limit. */
+  async matches(q: VectorQuery & { minScore: number }): Promise<{ factId: string; score: number }[]> {
+    if (q.limit <= 0) return [];
+    await this.ensureCollection();
+    const hits = await this.call('search', () =>
+      this.client.search(this.collection, {
+        vector: q.vector,
+        limit: q.limit,
+        score_threshold: q.minScore,
+        filter: { must: conditions(q.channelId, q.model, q.filters) },
+        with_payload: false,
+        params: { exact: true },
+      }),
+    );
+    return hits
+      .map((h) => ({ factId: String(h.id), score: Math.min(1, Math.max(0, h.score)) }))
+      .filter((h) => h.score >= q.minScore)
+      .sort((a, b) => b.score - a.score || (a.factId < b.factId ? -1 : a.factId > b.factId ? 1 : 0));
+  }
+
   async similarities(q: { vector: number[]; model: string; factIds: readonly string[] }): Promise<Map<string, number>> {
     if (q.factIds.length === 0) return new Map();
     await this.ensureCollection();

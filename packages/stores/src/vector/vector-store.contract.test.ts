@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deterministicId } from '@atlas/core';
+import { openDatabase } from '@atlas/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../db.js';
 import { freshChannelId } from '../test-fixtures.js';
 import { migrateVectors, PgVectorStore } from './pgvector-store.js';
 import type { FactVector, VectorStore } from './port.js';
@@ -27,7 +27,8 @@ const point = (channelId: string, n: number, vector: number[], over: Partial<Fac
   ...over,
 });
 
-// pgvector runs in the embedded PGlite; a PostgreSQL server needs the extension installed (the one on this machine has not).
+// pgvector runs in the embedded PGlite; a PostgreSQL server needs the extension installed (the one on this machine has
+// not).
 const open: Record<string, () => Promise<{ store: VectorStore; close: () => Promise<void> }>> = {
   'pgvector/pglite': async () => {
     const h = await openDatabase({ dataDir: 'memory://' });
@@ -101,6 +102,41 @@ for (const [name, factory] of Object.entries(open)) {
       ]);
       expect(await store.search({ ...q, channelId: freshChannelId() })).toEqual([]);
       expect(await store.search({ ...q, model: 'another-model' })).toEqual([]);
+    });
+
+    // docs/conventions.md "Search `total`": a vector match is a fact at or above a cosine floor, counted exactly; the
+    // set must not depend on how many are asked for beyond it, nor come from an approximate index.
+    it('matches: every fact at or above the floor, exactly, best first, capped by limit, with filters', async () => {
+      const q = { channelId: ch, vector: unit([1, 0.05, 0, 0]), model: 'test-model' };
+      const sims = await store.similarities({ ...q, factIds: pts.map((p) => p.factId) });
+      for (const floor of [0, 0.5, 0.9, 0.999]) {
+        const want = pts
+          .filter((p) => (sims.get(p.factId) ?? 0) >= floor)
+          .sort((a, b) => sims.get(b.factId)! - sims.get(a.factId)!)
+          .map((p) => p.factId);
+        const got = await store.matches({ ...q, limit: 100, minScore: floor });
+        expect(
+          got.map((h) => h.factId),
+          `floor ${floor}`,
+        ).toEqual(want);
+        for (const h of got) expect(h.score).toBeGreaterThanOrEqual(floor);
+      }
+      expect((await store.matches({ ...q, limit: 1, minScore: 0 })).map((h) => h.factId)).toEqual([pts[0]!.factId]);
+      expect(
+        (await store.matches({ ...q, limit: 100, minScore: 0, filters: { factTypes: ['decision'] } })).map(
+          (h) => h.factId,
+        ),
+      ).toEqual([pts[0]!.factId]);
+      expect(await store.matches({ ...q, channelId: freshChannelId(), limit: 100, minScore: 0 })).toEqual([]);
+      // Across channels: this channel's matches are among them, in the same order, and nothing below the floor.
+      const everywhere = await store.matches({ ...q, channelId: null, limit: 10_000, minScore: 0.5 });
+      for (const h of everywhere) expect(h.score).toBeGreaterThanOrEqual(0.5);
+      expect(everywhere.map((h) => h.factId).filter((id) => pts.some((p) => p.factId === id))).toEqual(
+        (await store.matches({ ...q, limit: 100, minScore: 0.5 })).map((h) => h.factId),
+      );
+      const scores = everywhere.map((h) => h.score);
+      expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      expect(await store.matches({ ...q, model: 'another-model', limit: 100, minScore: 0 })).toEqual([]);
     });
 
     it('gives the stored unit vectors of given facts (absent facts left out)', async () => {

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KyselyDocumentStore } from '../documents/kysely-store.js';
+import { KyselyDocumentStore } from '../documents/document-store.js';
 import { migrateDocuments } from '../documents/migrations.js';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent } from '../test-fixtures.js';
 import { type TestDatabase, testDatabases } from '../testing.js';
 import { migrateWiki } from './migrations.js';
-import { type StoredWikiCluster, WikiStore } from './wiki-store.js';
+import type { StoredWikiCluster } from './types.js';
+import { WikiStore } from './wiki-store.js';
 
 interface Page {
   id: string;
@@ -104,6 +105,57 @@ for (const { name, open } of testDatabases()) {
       expect((await store.clusters(other)).map((c) => c.id)).toEqual(['z']);
       await store.replaceClusters(ch, []);
       expect(await store.clusters(ch)).toEqual([]);
+    });
+
+    // Issue 21 (memory cluster_id): the cluster holding each fact, in any channel; unclustered facts are absent.
+    it('clusterIdsOf: the cluster whose members hold each fact, across channels; unclustered facts absent', async () => {
+      const ch = freshChannelId();
+      const other = freshChannelId();
+      await store.replaceClusters(ch, [cluster(ch, 'ca', [`${ch}-f1`, `${ch}-f2`]), cluster(ch, 'cb', [`${ch}-f3`])]);
+      await store.replaceClusters(other, [cluster(other, 'oz', [`${other}-f9`])]);
+      const got = await store.clusterIdsOf([`${ch}-f1`, `${ch}-f3`, `${other}-f9`, `${ch}-none`]);
+      expect(Object.fromEntries(got)).toEqual({ [`${ch}-f1`]: 'ca', [`${ch}-f3`]: 'cb', [`${other}-f9`]: 'oz' });
+      await store.updateClusters(ch, [cluster(ch, 'cb', [`${ch}-f3`, `${ch}-f4`])], ['ca']);
+      expect(Object.fromEntries(await store.clusterIdsOf([`${ch}-f1`, `${ch}-f4`]))).toEqual({ [`${ch}-f4`]: 'cb' });
+      expect((await store.clusterIdsOf([])).size).toBe(0);
+    });
+
+    // Issue 21 (wiki metadata): the last generation of each channel, its pages, duration and LLM cost.
+    it('generations: the current version’s pages, duration, model and summaries cost; absent before one', async () => {
+      const ch = freshChannelId();
+      expect((await store.generations([ch])).size).toBe(0);
+      const pages: Page[] = [{ id: 'overview', title: 'Overview', content: 'x' }];
+      await store.savePages(
+        ch,
+        { structure: { channel_id: ch, pages: [{ id: 'overview' }] }, pages },
+        { generatedAt: '2026-01-01T00:00:00.000Z', model: 'extractive', durationMs: 80, metadata: { mode: 'full' } },
+      );
+      expect((await store.generations([ch])).get(ch)).toEqual({
+        version_number: 1,
+        page_count: 1,
+        duration_ms: 80,
+        cost_usd: 0,
+        model: 'extractive',
+      });
+      const two: Page[] = [...pages, { id: 'topic-kafka', title: 'Kafka', content: 'y' }];
+      await store.savePages(
+        ch,
+        { structure: { channel_id: ch, pages: two.map((p) => ({ id: p.id })) }, pages: two },
+        {
+          generatedAt: '2026-01-02T00:00:00.000Z',
+          model: 'gpt-4o-mini',
+          durationMs: 950,
+          metadata: { mode: 'full', summaries: { model: 'gpt-4o-mini', summarized: 1, costUsd: 0.0000375 } },
+        },
+      );
+      expect((await store.generations([ch])).get(ch)).toEqual({
+        version_number: 2,
+        page_count: 2,
+        duration_ms: 950,
+        cost_usd: 0.0000375,
+        model: 'gpt-4o-mini',
+      });
+      expect((await store.generations(null)).get(ch)?.version_number).toBe(2);
     });
 
     it('updateClusters upserts the changed clusters and deletes the removed ones, leaving the others', async () => {

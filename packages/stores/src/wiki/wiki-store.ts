@@ -1,164 +1,23 @@
-import { createHash } from 'node:crypto';
-import { AtlasError } from '@atlas/core';
+import type { AtlasError } from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
+import { centroidOf, iso, parsed, toSummary, type VersionRow } from './rows.js';
+import { saveRound, writeClusters } from './save.js';
+import { readSourceDigests } from './source-digests.js';
+import type { WikiTables } from './tables.js';
+import type {
+  StoredWikiCluster,
+  WikiSaveMeta,
+  WikiSourceDigests,
+  WikiSourceRow,
+  WikiStatus,
+  WikiVersion,
+  WikiVersionSummary,
+} from './types.js';
 
-/** A topic cluster as stored (structurally the wiki's TopicCluster). */
-export interface StoredWikiCluster {
-  id: string;
-  channel_id: string;
-  /** Unit-length mean of the members' unit vectors. */
-  centroid: number[];
-  member_ids: string[];
-  /** Mean cosine of the members to the centroid, in [0, 1]. */
-  coherence: number;
-  parent_id: string | null;
-}
-
-/** Spec "Wiki" version summary. Times ISO 8601 UTC; archived_at is null for the current version. */
-export interface WikiVersionSummary {
-  version_number: number;
-  channel_id: string;
-  generated_at: string;
-  archived_at: string | null;
-  page_count: number;
-  model: string;
-}
-
-/** A version with its snapshot: the structure, the pages and the generation metadata as saved. */
-export interface WikiVersion<P, S> extends WikiVersionSummary {
-  structure: S;
-  pages: P[];
-  metadata: Record<string, unknown>;
-}
-
-/** Per-channel generation state (spec "Wiki generation" flags, plus the last run). Times ISO 8601 UTC. */
-export interface WikiStatus {
-  channel_id: string;
-  is_generating: boolean;
-  is_stale: boolean;
-  last_generated_at: string | null;
-  current_version: number | null;
-  last_duration_ms: number | null;
-}
-
-/** What savePages records with a version. */
-export interface WikiSaveMeta {
-  /** ISO 8601 UTC: the version's generated_at (and the previous version's archived_at). */
-  generatedAt: string;
-  /** Model that wrote the summaries (`extractive` when no LLM was used). */
-  model: string;
-  /** Duration of the generation, in ms. */
-  durationMs?: number;
-  /** Free-form generation metadata kept in the snapshot (mode, counts, stats). */
-  metadata?: Record<string, unknown>;
-  /**
-   * What the version was generated from (wiki_sources): `replace` drops the channel's stored sources first (a full
-   * run); `upsert` writes rows by (kind, id); `remove` deletes rows. Written in the same transaction as the version.
-   */
-  sources?: { replace: boolean; upsert: readonly WikiSourceRow[]; remove: readonly { kind: string; id: string }[] };
-  /** The digest of all the version's sources (recorded in the state; currentVersion returns it). */
-  sourceFingerprint?: string;
-  /**
-   * The version's topic clusters, written in the same transaction as its pages (so a failed save changes neither):
-   * `replace` writes the channel's clusters as `clusters` (a full run); otherwise `changed` are upserted by id and
-   * `removedIds` deleted, the others left as stored (an incremental run).
-   */
-  clusters?:
-    | { replace: true; clusters: readonly StoredWikiCluster[] }
-    | { replace: false; changed: readonly StoredWikiCluster[]; removedIds: readonly string[] };
-  /**
-   * Ids of pages passed unchanged from the channel's current pages (an incremental run's kept pages): their stored
-   * hash is reused instead of hashing them again.
-   */
-  unchangedPageIds?: readonly string[];
-  /**
-   * staleSeq() as read when the generation started: is_stale is cleared only when it is still the channel's
-   * stale_seq (a markStale during the run keeps the wiki stale). Omitted: is_stale is cleared.
-   */
-  staleSeq?: number;
-}
-
-/** One thing a version was generated from (wiki_sources): a fact, a source message or a graph list, with its digest. */
-export interface WikiSourceRow {
-  kind: 'fact' | 'message' | 'graph';
-  id: string;
-  /** sourceDigests' digest for facts and messages; the generator's own for graph rows. */
-  digest: string;
-  body: unknown;
-}
-
-/**
- * Digests of what a channel's wiki is generated from, now (WikiStore.sourceDigests): per fact (every field the wiki
- * reads, supersessions included), per source message of a fact (content hash, edit, deletion, author, time,
- * attachments), and the channel's authors (platform user id → name, for mentions in excerpts).
- */
-export interface WikiSourceDigests {
-  /** The channel's name and platform as the document store has them (null: unknown channel). */
-  channel: { id: string; name: string; platform: string } | null;
-  facts: Map<string, string>;
-  messages: Map<string, string>;
-  authors: Map<string, string>;
-}
-
-const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string | Date).toISOString());
-const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
-const CHUNK = 100;
-
-/**
- * A centroid as stored (migration 0007): its components as little-endian float32, base64 (2 KB for 384 dimensions,
- * under the TOAST threshold, where the JSON array was 3 KB and compressed on every write).
- */
-const centroidText = (v: readonly number[]): string => {
-  const b = Buffer.allocUnsafe(v.length * 4);
-  for (let i = 0; i < v.length; i++) b.writeFloatLE(v[i]!, i * 4);
-  return b.toString('base64');
-};
-/**
- * A stored centroid back as numbers: from centroid_f32, each component rounded to 7 decimals (float32 carries about
- * 7 significant digits, so 0.6 reads back as 0.6; a unit vector's cosines move by under 1e-6), or from the jsonb of
- * a row written before 0007.
- */
-const centroidOf = (f32: string | null, json: unknown): number[] => {
-  if (f32 == null) return parsed<number[]>(json);
-  const b = Buffer.from(f32, 'base64');
-  const out = new Array<number>(b.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = Math.round(b.readFloatLE(i * 4) * 1e7) / 1e7;
-  return out;
-};
-
-/** JSON with object keys sorted (jsonb reorders keys, so a page read back hashes as the page saved). */
-const canonical = (v: unknown): string =>
-  JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : x,
-  );
-/** The current pages with their content (from the page row, or since 0005 from its revision). */
+/** The current pages with their content (from the page row, or since 0005 from its revision). Raw: a text cast in coalesce. */
 const CURRENT_PAGES = sql`select coalesce(p.page::text, r.page) as page from wiki_pages p
   left join wiki_page_revisions r on r.channel_id = p.channel_id and r.page_id = p.page_id and r.hash = p.hash`;
-
-/** A wiki_versions row's summary columns as read. */
-type VersionRow = {
-  version_number: number;
-  channel_id: string;
-  generated_at: unknown;
-  archived_at: unknown;
-  page_count: number;
-  model: string;
-};
-const toSummary = (x: VersionRow): WikiVersionSummary => ({
-  version_number: Number(x.version_number),
-  channel_id: x.channel_id,
-  generated_at: iso(x.generated_at)!,
-  archived_at: iso(x.archived_at),
-  page_count: Number(x.page_count),
-  model: x.model,
-});
-
-/** Content hash of a page (sha1 of its canonical JSON). */
-const pageHash = (p: unknown): string => createHash('sha1').update(canonical(p)).digest('hex');
 
 /**
  * The wiki's store: topic clusters per channel, the current pages and structure per channel, every generated version
@@ -166,38 +25,80 @@ const pageHash = (p: unknown): string => createHash('sha1').update(canonical(p))
  * shapes are the wiki package's (`P`, `S`), stored as JSON text (migration 0008) and returned as saved. Needs migrateWiki.
  */
 export class WikiStore<P extends { id: string } = { id: string } & Record<string, unknown>, S = unknown> {
-  constructor(private readonly db: Kysely<unknown>) {}
+  private readonly db: Kysely<WikiTables>;
+
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<WikiTables>();
+  }
 
   async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
     await sql`truncate table wiki_clusters, wiki_pages, wiki_page_revisions, wiki_structures, wiki_versions, wiki_state,
-      wiki_sources, wiki_channel_deletions`.execute(this.db);
+      wiki_sources, wiki_channel_deletions, wiki_jobs`.execute(this.db);
   }
 
   /**
    * Deletes everything of a channel's wiki (ChannelDataDeleted): clusters, current pages and their revisions, structure,
-   * every version, sources and generation state (stale flag included). Returns the current pages it had (what
+   * every version, sources, generation state (stale flag included) and job history. Returns the current pages it had (what
    * pageCount said). Idempotent. `requestedAt` (ISO 8601, the deletion's request time) is remembered: savePages then
    * refuses a generation that started before it, which read the deleted data.
    */
   async deleteChannel(channelId: string, requestedAt?: string): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       if (requestedAt)
-        await sql`insert into wiki_channel_deletions (channel_id, requested_at) values (${channelId}, ${requestedAt})
-          on conflict (channel_id) do update
-          set requested_at = greatest(wiki_channel_deletions.requested_at, excluded.requested_at)`.execute(trx);
-      const pages = await sql`delete from wiki_pages where channel_id = ${channelId}`.execute(trx);
-      for (const table of ['wiki_clusters', 'wiki_page_revisions', 'wiki_structures', 'wiki_versions', 'wiki_sources'])
-        await sql`delete from ${sql.table(table)} where channel_id = ${channelId}`.execute(trx);
-      await sql`delete from wiki_state where channel_id = ${channelId}`.execute(trx);
-      return Number(pages.numAffectedRows ?? 0);
+        await trx
+          .insertInto('wiki_channel_deletions')
+          .values({ channel_id: channelId, requested_at: requestedAt })
+          .onConflict((oc) =>
+            oc.column('channel_id').doUpdateSet((eb) => ({
+              requested_at: eb.fn('greatest', ['wiki_channel_deletions.requested_at', 'excluded.requested_at']),
+            })),
+          )
+          .execute();
+      const pages = await trx.deleteFrom('wiki_pages').where('channel_id', '=', channelId).executeTakeFirst();
+      for (const table of [
+        'wiki_clusters',
+        'wiki_page_revisions',
+        'wiki_structures',
+        'wiki_versions',
+        'wiki_sources',
+        'wiki_state',
+        'wiki_jobs',
+      ] as const)
+        await trx.deleteFrom(table).where('channel_id', '=', channelId).execute();
+      return Number(pages.numDeletedRows);
     });
   }
 
   /** How many pages the channel's current wiki has (0 before the first generation). */
   async pageCount(channelId: string): Promise<number> {
-    const r = await sql<{ n: number }>`select count(*)::int as n from wiki_pages
-      where channel_id = ${channelId}`.execute(this.db);
-    return Number(r.rows[0]?.n ?? 0);
+    const r = await this.db
+      .selectFrom('wiki_pages')
+      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .where('channel_id', '=', channelId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /**
+   * The topic cluster each of `factIds` belongs to in its channel's current wiki (the cluster whose member_ids hold
+   * it; every fact is in at most one stored cluster), by fact id: the memory's `cluster_id` (spec "Memory" detail
+   * form). A fact the wiki has not clustered yet (no generation since it was extracted, or no vector) is absent.
+   * One read over the GIN index of member_ids (migration 0009).
+   */
+  async clusterIdsOf(factIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(factIds)];
+    const out = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += 1000) {
+      const chunk = ids.slice(i, i + 1000);
+      // Raw: a lateral unnest and the array overlap operator (served by the GIN index).
+      const rows = await sql<{ fact_id: string; id: string }>`select m as fact_id, c.id from wiki_clusters c
+          cross join lateral unnest(c.member_ids) m
+        where c.member_ids && ${chunk}::text[] and m = any(${chunk}::text[])
+        order by c.id`.execute(this.db);
+      for (const r of rows.rows) if (!out.has(r.fact_id)) out.set(r.fact_id, r.id);
+    }
+    return out;
   }
 
   /** The channel's stored clusters, ordered by id. */
@@ -306,16 +207,24 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** The channel's current structure, or null before the first generation. */
   async structure(channelId: string): Promise<S | null> {
-    const r = await sql<{ structure: unknown }>`select structure from wiki_structures
-      where channel_id = ${channelId}`.execute(this.db);
-    return r.rows[0] ? parsed<S>(r.rows[0].structure) : null;
+    const row = await this.db
+      .selectFrom('wiki_structures')
+      .select('structure')
+      .where('channel_id', '=', channelId)
+      .executeTakeFirst();
+    return row ? parsed<S>(row.structure) : null;
   }
 
   /** The channel's version summaries, newest first, at most `limit` (default 10, spec). */
   async versions(channelId: string, limit = 10): Promise<WikiVersionSummary[]> {
-    const r = await sql<VersionRow>`select version_number, channel_id, generated_at, archived_at, page_count, model
-      from wiki_versions where channel_id = ${channelId} order by version_number desc limit ${limit}`.execute(this.db);
-    return r.rows.map(toSummary);
+    const rows = await this.db
+      .selectFrom('wiki_versions')
+      .select(['version_number', 'channel_id', 'generated_at', 'archived_at', 'page_count', 'model'])
+      .where('channel_id', '=', channelId)
+      .orderBy('version_number', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toSummary);
   }
 
   /** Version `n` of the channel with its snapshot, or null. */
@@ -364,52 +273,8 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   }
 
   /** sourceDigests of several channels in one query, by channel id (every channel asked for is in the map). */
-  async sourceDigestsMany(channelIds: readonly string[]): Promise<Map<string, WikiSourceDigests>> {
-    const ids = [...new Set(channelIds)];
-    const out = new Map<string, WikiSourceDigests>(
-      ids.map((id) => [id, { channel: null, facts: new Map(), messages: new Map(), authors: new Map() }]),
-    );
-    if (ids.length === 0) return out;
-    // One round trip and one value: [kind, channel, id, value] rows of kind f (fact id, digest), m (message id,
-    // digest), a (author id, name), c (the channel), as JSON text (one value parses far faster than a row each on
-    // PGlite). A fact's supersessions are aggregated once and joined (a subquery per fact cost twice as much).
-    const r = await sql<{ j: string }>`select coalesce(json_agg(json_build_array(x.k, x.c, x.id, x.v)), '[]')::text as j
-      from (select 'f' as k, m.channel_id as c, m.id::text as id,
-        md5(concat_ws('|', m.memory_text,
-        m.quality_score::text, m.importance, m.fact_type, array_to_string(m.topic_tags, ','),
-        array_to_string(m.entity_tags, ','), m.author_name, m.message_ts::text, m.source_message_id, m.permalink,
-        coalesce(m.superseded_by::text, ''), coalesce(sup.v, ''))) as v
-      from memories m left join (select s.fact_id, string_agg(s.superseded_by::text || ':' || s.certain::text, ','
-          order by s.invalid_at, s.superseded_by) as v
-        from fact_supersessions s join memories f on f.id = s.fact_id where f.channel_id = any(${ids}::text[])
-        group by s.fact_id) sup on sup.fact_id = m.id
-      where m.channel_id = any(${ids}::text[])
-      union all
-      select 'm', channel_id, id, md5(concat_ws('|', content_hash, coalesce(edited_at::text, ''), author_name, ts::text,
-        attachments::text))
-      from messages where channel_id = any(${ids}::text[]) and deleted_at is null
-      and (channel_id, id) in (select channel_id, source_message_id from memories
-        where channel_id = any(${ids}::text[]))
-      union all
-      select 'a', channel_id, author_id, author_name from (select distinct on (channel_id, author_id) channel_id,
-        author_id, author_name from messages where channel_id = any(${ids}::text[])
-        order by channel_id, author_id, ts desc) authors
-      union all
-      select 'c', id, id, json_build_array(name, platform)::text from channels
-      where id = any(${ids}::text[])) x`.execute(this.db);
-    const rows = JSON.parse(r.rows[0]?.j ?? '[]') as [string, string, string, string][];
-    for (const [k, c, id, v] of rows) {
-      const d = out.get(c);
-      if (!d) continue;
-      if (k === 'f') d.facts.set(id, v);
-      else if (k === 'm') d.messages.set(id, v);
-      else if (k === 'a') d.authors.set(id, v);
-      else {
-        const [name, platform] = JSON.parse(v) as [string, string];
-        d.channel = { id, name, platform };
-      }
-    }
-    return out;
+  sourceDigestsMany(channelIds: readonly string[]): Promise<Map<string, WikiSourceDigests>> {
+    return readSourceDigests(this.db, channelIds);
   }
 
   /** What the channel's current version was generated from (savePages meta.sources), every row. */
@@ -468,6 +333,52 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
     return out;
   }
 
+  /**
+   * The last generation of each channel that has a current version (of `channelIds`, or of every channel with null):
+   * what GET /api/wiki/metadata reports. `page_count` the current pages (pageCount), `duration_ms` the generation's
+   * duration (savePages meta.durationMs, null when it was not recorded), `cost_usd` what its LLM summaries cost
+   * (metadata.summaries.costUsd; 0 when no LLM wrote any), `model` the summaries' model (`extractive` without an
+   * LLM). Channels never generated are absent.
+   */
+  async generations(
+    channelIds: readonly string[] | null,
+  ): Promise<
+    Map<
+      string,
+      { version_number: number; page_count: number; duration_ms: number | null; cost_usd: number; model: string }
+    >
+  > {
+    const only = channelIds === null ? sql`` : sql`and s.channel_id = any(${[...new Set(channelIds)]}::text[])`;
+    const r = await sql<{
+      channel_id: string;
+      version_number: number;
+      duration_ms: number | null;
+      pages: number;
+      cost: string | null;
+      model: string | null;
+    }>`select s.channel_id, s.current_version as version_number, s.last_duration_ms as duration_ms,
+        (select count(*) from wiki_pages p where p.channel_id = s.channel_id)::int as pages, v.model,
+        coalesce(v.metadata, v.snapshot::jsonb -> 'metadata') -> 'summaries' ->> 'costUsd' as cost
+      from wiki_state s left join wiki_versions v on v.channel_id = s.channel_id
+        and v.version_number = s.current_version
+      where s.current_version is not null ${only}`.execute(this.db);
+    const out = new Map<
+      string,
+      { version_number: number; page_count: number; duration_ms: number | null; cost_usd: number; model: string }
+    >();
+    for (const x of r.rows) {
+      const cost = x.cost == null ? 0 : Number(x.cost);
+      out.set(x.channel_id, {
+        version_number: Number(x.version_number),
+        page_count: Number(x.pages),
+        duration_ms: x.duration_ms == null ? null : Number(x.duration_ms),
+        cost_usd: Number.isFinite(cost) ? cost : 0,
+        model: x.model ?? 'extractive',
+      });
+    }
+    return out;
+  }
+
   /** The channel's generation state (all flags false / fields null for a channel never generated nor marked). */
   async status(channelId: string): Promise<WikiStatus> {
     const r = await sql<{
@@ -496,6 +407,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   async markStale(...channelIds: string[]): Promise<void> {
     const ids = [...new Set(channelIds)];
     if (ids.length === 0) return;
+    // Raw: an insert from unnest.
     await sql`insert into wiki_state (channel_id, is_stale, stale_seq)
       select id, true, 1 from unnest(${ids}::text[]) as t(id)
       on conflict (channel_id) do update set is_stale = true, stale_seq = wiki_state.stale_seq + 1`.execute(this.db);
@@ -503,22 +415,34 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** The channel's stale_seq (0 for a channel never marked): pass it to savePages as meta.staleSeq. */
   async staleSeq(channelId: string): Promise<number> {
-    const r = await sql<{ stale_seq: string | number }>`select stale_seq from wiki_state
-      where channel_id = ${channelId}`.execute(this.db);
-    return Number(r.rows[0]?.stale_seq ?? 0);
+    const row = await this.db
+      .selectFrom('wiki_state')
+      .select('stale_seq')
+      .where('channel_id', '=', channelId)
+      .executeTakeFirst();
+    return Number(row?.stale_seq ?? 0);
   }
 
   /** Clears is_stale when the channel's stale_seq is still `staleSeq` (nothing marked it since it was read). */
   async clearStale(channelId: string, staleSeq: number): Promise<void> {
-    await sql`update wiki_state set is_stale = false where channel_id = ${channelId}
-      and stale_seq = ${staleSeq}`.execute(this.db);
+    await this.db
+      .updateTable('wiki_state')
+      .set({ is_stale: false })
+      .where('channel_id', '=', channelId)
+      .where('stale_seq', '=', staleSeq)
+      .execute();
   }
 
   /** Ids of the channels whose wiki is stale, least recently generated first. */
   async staleChannels(): Promise<string[]> {
-    const r = await sql<{ channel_id: string }>`select channel_id from wiki_state
-      where is_stale order by last_generated_at nulls first, channel_id`.execute(this.db);
-    return r.rows.map((x) => x.channel_id);
+    const rows = await this.db
+      .selectFrom('wiki_state')
+      .select('channel_id')
+      .where('is_stale', '=', true)
+      .orderBy('last_generated_at', (ob) => ob.asc().nullsFirst())
+      .orderBy('channel_id')
+      .execute();
+    return rows.map((x) => x.channel_id);
   }
 
   /**
@@ -533,6 +457,7 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
   /** beginGeneration of several channels in one statement (in id order): their stale_seq by channel id. */
   async beginGenerations(channelIds: readonly string[]): Promise<Map<string, number>> {
     if (channelIds.length === 0) return new Map();
+    // Raw: an insert from unnest in id order (locks taken in that order).
     const r = await sql<{ channel_id: string; stale_seq: string | number }>`insert into wiki_state
       (channel_id, is_generating) select id, true from unnest(${[...new Set(channelIds)].sort()}::text[]) as t(id)
       order by id on conflict (channel_id) do update set is_generating = true
@@ -542,187 +467,12 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
 
   /** Sets the channel's is_generating flag. */
   async setGenerating(channelId: string, generating: boolean): Promise<void> {
-    await sql`insert into wiki_state (channel_id, is_generating) values (${channelId}, ${generating})
-      on conflict (channel_id) do update set is_generating = excluded.is_generating`.execute(this.db);
-  }
-}
-
-/** One generation savePagesMany writes. */
-type SaveItem<P, S> = { channelId: string; wiki: { structure: S; pages: readonly P[] }; meta: WikiSaveMeta };
-
-/**
- * Writes the items `idx` of savePagesMany (distinct channels) inside its transaction: every statement covers all of
- * them. Fills `out[i]` with the new version's summary, or the CONFLICT error of a channel deleted since its generation
- * started (nothing of that item is written).
- */
-async function saveRound<P extends { id: string }, S>(
-  trx: Kysely<unknown>,
-  idx: readonly number[],
-  items: readonly SaveItem<P, S>[],
-  out: (WikiVersionSummary | AtlasError)[],
-): Promise<void> {
-  const ids = idx.map((i) => items[i]!.channelId);
-  // Serialises concurrent saves of these channels: the upsert locks their state rows until commit (in id order, so
-  // two batches over overlapping channels cannot deadlock).
-  await sql`insert into wiki_state (channel_id) select id from unnest(${[...ids].sort()}::text[]) as t(id) order by id
-    on conflict (channel_id) do update set channel_id = excluded.channel_id`.execute(trx);
-  // Per channel: the last version number, a deletion of its data requested after this generation started, and the
-  // current pages' content hashes, in one round trip.
-  const head = await sql<{ c: string; n: number | null; deleted_at: unknown; current: unknown }>`select t.c,
-      (select max(version_number) from wiki_versions where channel_id = t.c) as n,
-      (select max(requested_at) from wiki_channel_deletions where channel_id = t.c
-        and requested_at > t.g::timestamptz) as deleted_at,
-      (select coalesce(json_agg(json_build_array(page_id, hash)), '[]'::json) from wiki_pages
-        where channel_id = t.c) as current
-    from unnest(${ids}::text[], ${idx.map((i) => items[i]!.meta.generatedAt)}::text[]) as t(c, g)`.execute(trx);
-  const heads = new Map(head.rows.map((h) => [h.c, h]));
-  const gone: { c: string; p: string }[] = [];
-  const pageRows: { c: string; p: P; h: string; at: string }[] = [];
-  const versions: { i: number; n: number; hashes: string[] }[] = [];
-  for (const i of idx) {
-    const { channelId, wiki, meta } = items[i]!;
-    const h = heads.get(channelId)!;
-    if (h.deleted_at != null) {
-      out[i] = new AtlasError(
-        'CONFLICT',
-        `the data of channel ${channelId} was deleted at ${iso(h.deleted_at)}, after this generation started (${meta.generatedAt}): its pages are not saved`,
-        { details: { channel_id: channelId } },
-      );
-      continue;
-    }
-    // Only changed pages are written: the current rows are compared by content hash, each distinct content is kept
-    // once in wiki_page_revisions, and the version's snapshot references (page id, hash) pairs.
-    const current = new Map(parsed<[string, string | null][]>(h.current) ?? []);
-    const unchanged = new Set(meta.unchangedPageIds ?? []);
-    const hashes = wiki.pages.map((p) => (unchanged.has(p.id) ? current.get(p.id) : null) ?? pageHash(p));
-    const pageIds = new Set(wiki.pages.map((p) => p.id));
-    for (const id of current.keys()) if (!pageIds.has(id)) gone.push({ c: channelId, p: id });
-    wiki.pages.forEach((p, k) => {
-      if (current.get(p.id) !== hashes[k]) pageRows.push({ c: channelId, p, h: hashes[k]!, at: meta.generatedAt });
-    });
-    versions.push({ i, n: Number(h.n ?? 0) + 1, hashes });
-  }
-  if (versions.length === 0) return;
-  if (gone.length > 0)
-    await sql`delete from wiki_pages p using unnest(${gone.map((g) => g.c)}::text[], ${gone.map((g) => g.p)}::text[])
-      as t(c, p) where p.channel_id = t.c and p.page_id = t.p`.execute(trx);
-  for (let k = 0; k < pageRows.length; k += CHUNK) {
-    const chunk = pageRows.slice(k, k + CHUNK);
-    await sql`insert into wiki_pages (channel_id, page_id, page, updated_at, hash) values ${sql.join(
-      chunk.map(({ c, p, h, at }) => sql`(${c}, ${p.id}, null, ${at}::timestamptz, ${h})`),
-    )} on conflict (channel_id, page_id) do update set page = null, updated_at = excluded.updated_at,
-      hash = excluded.hash`.execute(trx);
-    await sql`insert into wiki_page_revisions (channel_id, page_id, hash, page) values ${sql.join(
-      chunk.map(({ c, p, h }) => sql`(${c}, ${p.id}, ${h}, ${JSON.stringify(p)})`),
-    )} on conflict (channel_id, page_id, hash) do nothing`.execute(trx);
-  }
-  // The previous versions archived, the new ones inserted, the structures and the states updated: one statement (the
-  // archiving update sees the table as it was before the insert).
-  const rows = versions.map(({ i, n, hashes }) => {
-    const { channelId, wiki, meta } = items[i]!;
-    const snapshot = {
-      structure: wiki.structure,
-      page_refs: wiki.pages.map((p, k) => [p.id, hashes[k]!]),
-      metadata: meta.metadata ?? {},
-    };
-    return sql`(${channelId}::text, ${n}::int, ${meta.generatedAt}::timestamptz, ${wiki.pages.length}::int,
-      ${meta.model}::text, ${JSON.stringify(snapshot)}::text, ${JSON.stringify(meta.metadata ?? {})}::jsonb,
-      ${JSON.stringify(wiki.structure)}::text, ${meta.staleSeq ?? null}::bigint,
-      ${meta.durationMs == null ? null : Math.round(meta.durationMs)}::int, ${meta.sourceFingerprint ?? null}::text)`;
-  });
-  await sql`with v (channel_id, n, generated_at, page_count, model, snapshot, metadata, structure, stale_seq,
-      duration_ms, fingerprint) as (values ${sql.join(rows)}),
-    archived as (
-      update wiki_versions w set archived_at = v.generated_at from v
-      where w.channel_id = v.channel_id and w.archived_at is null returning 1
-    ), version as (
-      insert into wiki_versions (channel_id, version_number, generated_at, archived_at, page_count, model, snapshot,
-        metadata)
-      select channel_id, n, generated_at, null, page_count, model, snapshot, metadata from v returning 1
-    ), structure as (
-      insert into wiki_structures (channel_id, structure, updated_at)
-      select channel_id, structure, generated_at from v
-      on conflict (channel_id) do update set structure = excluded.structure, updated_at = excluded.updated_at
-      returning 1
-    )
-    update wiki_state s set is_generating = false,
-      is_stale = case when v.stale_seq is null then false else s.stale_seq <> v.stale_seq end,
-      last_generated_at = v.generated_at, current_version = v.n, last_duration_ms = v.duration_ms,
-      source_fingerprint = v.fingerprint
-    from v where s.channel_id = v.channel_id`.execute(trx);
-  const saved = versions.map(({ i }) => items[i]!);
-  await writeSources(trx, saved);
-  await writeClusters(trx, saved);
-  for (const { i, n } of versions) {
-    const { channelId, wiki, meta } = items[i]!;
-    out[i] = {
-      version_number: n,
-      channel_id: channelId,
-      generated_at: iso(meta.generatedAt)!,
-      archived_at: null,
-      page_count: wiki.pages.length,
-      model: meta.model,
-    };
-  }
-}
-
-/**
- * Writes the items' clusters inside savePages' transaction: all of a channel's (replace), or the changed ones and
- * the removals; one statement per kind of change over all items.
- */
-async function writeClusters(
-  trx: Kysely<unknown>,
-  items: readonly { channelId: string; meta: Pick<WikiSaveMeta, 'clusters'> }[],
-): Promise<void> {
-  const replaced = items.filter((it) => it.meta.clusters?.replace).map((it) => it.channelId);
-  if (replaced.length > 0)
-    await sql`delete from wiki_clusters where channel_id = any(${replaced}::text[])`.execute(trx);
-  const removed = items.flatMap(({ channelId, meta }) =>
-    meta.clusters && !meta.clusters.replace ? meta.clusters.removedIds.map((id) => ({ c: channelId, id })) : [],
-  );
-  if (removed.length > 0)
-    await sql`delete from wiki_clusters w using unnest(${removed.map((r) => r.c)}::text[],
-      ${removed.map((r) => r.id)}::text[]) as t(c, id) where w.channel_id = t.c and w.id = t.id`.execute(trx);
-  const upsert = items.flatMap(({ channelId, meta }) => {
-    const w = meta.clusters;
-    return (w ? (w.replace ? w.clusters : w.changed) : []).map((c) => ({ channelId, c }));
-  });
-  for (let i = 0; i < upsert.length; i += CHUNK) {
-    const values = upsert
-      .slice(i, i + CHUNK)
-      .map(
-        ({ channelId, c }) =>
-          sql`(${channelId}, ${c.id}, null, ${centroidText(c.centroid)}, ${[...c.member_ids]}::text[], ${c.coherence}, ${c.parent_id}, now())`,
-      );
-    await sql`insert into wiki_clusters (channel_id, id, centroid, centroid_f32, member_ids, coherence, parent_id,
-      updated_at) values ${sql.join(values)} on conflict (channel_id, id) do update set centroid = null,
-      centroid_f32 = excluded.centroid_f32,
-      member_ids = excluded.member_ids, coherence = excluded.coherence, parent_id = excluded.parent_id,
-      updated_at = excluded.updated_at`.execute(trx);
-  }
-}
-
-/** Applies the items' meta.sources inside savePages' transaction, one statement per kind of change over all items. */
-async function writeSources(
-  trx: Kysely<unknown>,
-  items: readonly { channelId: string; meta: WikiSaveMeta }[],
-): Promise<void> {
-  const replaced = items.filter((it) => it.meta.sources?.replace).map((it) => it.channelId);
-  if (replaced.length > 0) await sql`delete from wiki_sources where channel_id = any(${replaced}::text[])`.execute(trx);
-  const removed = items.flatMap(({ channelId, meta }) =>
-    (meta.sources?.remove ?? []).map((r) => ({ c: channelId, k: r.kind, id: r.id })),
-  );
-  if (removed.length > 0)
-    await sql`delete from wiki_sources s using unnest(${removed.map((r) => r.c)}::text[],
-      ${removed.map((r) => r.k)}::text[], ${removed.map((r) => r.id)}::text[]) as t(c, k, id)
-      where s.channel_id = t.c and s.kind = t.k and s.id = t.id`.execute(trx);
-  const upsert = items.flatMap(({ channelId, meta }) => (meta.sources?.upsert ?? []).map((r) => ({ channelId, r })));
-  for (let i = 0; i < upsert.length; i += CHUNK * 5) {
-    const chunk = upsert.slice(i, i + CHUNK * 5);
-    await sql`insert into wiki_sources (channel_id, kind, id, digest, body) values ${sql.join(
-      chunk.map(
-        ({ channelId, r }) => sql`(${channelId}, ${r.kind}, ${r.id}, ${r.digest}, ${JSON.stringify(r.body ?? null)})`,
-      ),
-    )} on conflict (channel_id, kind, id) do update set digest = excluded.digest, body = excluded.body`.execute(trx);
+    await this.db
+      .insertInto('wiki_state')
+      .values({ channel_id: channelId, is_generating: generating })
+      .onConflict((oc) =>
+        oc.column('channel_id').doUpdateSet((eb) => ({ is_generating: eb.ref('excluded.is_generating') })),
+      )
+      .execute();
   }
 }

@@ -10,7 +10,6 @@ import type {
 } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
 
 /**
  * The write-intent reconciler and the dead-letter queue, as the admin routes use them (ports wired by the CLI runtime;
@@ -18,7 +17,7 @@ import type { ApiPorts } from '../ports.js';
  */
 export interface AdminPorts {
   reconcile?: {
-    /** One reconcile pass now (runReconcilePass): what it did, see README "Write intents and the reconciler". */
+    /** One reconcile pass now (runReconcilePass): what it did, see docs/write-intents.md. */
     run(): Promise<object>;
     intents: Pick<IntentStore, 'list' | 'get' | 'countByState'>;
   };
@@ -37,6 +36,16 @@ export interface AdminPorts {
   };
 }
 
+/** What the admin routes read: the two backfills and, when registered, the reconciler and the dead letters. */
+export interface AdminRoutesOptions {
+  /** Drains the entity backlog (POST /api/admin/backfill/entities). */
+  backfillEntities: () => Promise<{ processed: number; remaining: number }>;
+  /** Drains the embedding backlog (POST /api/admin/backfill/embeddings); null without embeddings. */
+  backfillEmbeddings: (() => Promise<{ processed: number; remaining: number }>) | null;
+  /** Write intents (POST /api/admin/reconcile, write-intents) and dead letters. Absent: those routes are not registered. */
+  admin?: AdminPorts;
+}
+
 const Page = (def: number, max: number) => ({
   limit: z.coerce.number().int().min(1).max(max).default(def),
   offset: z.coerce.number().int().min(0).default(0),
@@ -49,7 +58,7 @@ const Bool = z.enum(['true', 'false']).transform((v) => v === 'true');
  * entity backlog the same way: fact sets whose extraction was skipped (LLM down) are extracted, graph writes
  * that failed (graph store down) are applied. A dependency still down answers 503 with what is left queued.
  */
-export const adminRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
   app.post(
     '/api/admin/backfill/:type',
@@ -59,6 +68,7 @@ export const adminRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => 
       if (!ports.backfillEmbeddings) {
         throw new AtlasError('PROVIDER_UNAVAILABLE', 'no embedding provider or vector store is configured', {
           retriable: false,
+          expose: true, // a configuration fact for the caller, no internals (errors.ts: 5xx bodies)
         });
       }
       return { type: params.type, ...(await ports.backfillEmbeddings()) };

@@ -1,11 +1,14 @@
 import { AtlasError } from '@atlas/core';
+import { type AskAttachment, AskBody, type AskEvent, type AskPorts, answerAsk, type SearchPorts } from '@atlas/query';
+import type { DocumentStore } from '@atlas/stores';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { z } from 'zod';
-import { type AskAttachment, AskBody, type AskEvent, answerAsk } from '../ask/engine.js';
-import type { ApiPorts } from '../ports.js';
+import { failureOf } from '../errors.js';
+import { assertNoNul } from '../input-guard.js';
+import { channelCheck } from './known-channel.js';
 
 const ChannelParams = z.object({ channel_id: z.string().min(1) });
 const SessionParams = z.object({ session_id: z.string().min(1).max(200) });
@@ -80,6 +83,35 @@ const errorEvent = (code: 'INVALID_REQUEST' | 'INTERNAL_ERROR', error: string): 
 });
 
 /**
+ * What the ask routes read (spec "Ask"): the stores search reads, the cached wiki (answers when the vector and graph
+ * stores are both down), the ask services and the attachment reader.
+ */
+export interface AskRoutesOptions {
+  documents: DocumentStore;
+  keyword: SearchPorts['keyword'];
+  vectors: SearchPorts['vectors'];
+  wiki: NonNullable<AskPorts['wiki']>;
+  /**
+   * The sessions store, the LLM tiers (null offline: extractive answers and regex routing), the graph retrieval of
+   * `graph` / `both` routes (null: semantic only), the per-client rate limit (asks per minute; default
+   * ASK_RATE_LIMIT_PER_MINUTE) and web search for external sub-queries (WEB_SEARCH_URL, 5 s breaker; absent or
+   * null: none configured). Absent: the ask routes are not registered.
+   */
+  ask?: {
+    store: AskPorts['store'];
+    llm: AskPorts['llm'];
+    graphRetrieval: AskPorts['graphRetrieval'];
+    rateLimitPerMinute?: number;
+    webSearch?: AskPorts['webSearch'];
+  };
+  /**
+   * Text (or an image) from an uploaded file or a base64 attachment (spec "POST /api/ask/upload": PDF, PNG, JPEG,
+   * DOCX, TXT, CSV, 10 MB); throws an error with `status` 400, 413 or 415. Absent: attachments are refused.
+   */
+  extractAttachment?: (file: { name: string; contentType: string; data: Buffer }) => Promise<AskAttachment>;
+}
+
+/**
  * The ask routes (spec "Ask"): POST /api/ask and its channel-scoped variant stream answers over SSE (answerAsk); an
  * invalid body is a 400 stream with one INVALID_REQUEST error event, a client over ASK_RATE_LIMIT_PER_MINUTE asks a
  * 429 stream with one RATE_LIMIT_EXCEEDED event carrying retry_after (seconds). Sessions: list, detail and delete
@@ -88,10 +120,12 @@ const errorEvent = (code: 'INVALID_REQUEST' | 'INTERNAL_ERROR', error: string): 
  * 10 MB is a 413 stream, an unsupported or mismatched type a 415 stream, each with one INVALID_REQUEST event.
  * Not registered without `ports.ask`.
  */
-export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, ports) => {
   const ask = ports.ask;
   if (!ask) return;
   const app = root.withTypeProvider<ZodTypeProvider>();
+  // An unknown channel of a channel-scoped route is 404 NOT_FOUND with the shared JSON body, before any stream.
+  const known = channelCheck(ports);
   const limiter = new RateLimiterMemory({ points: ask.rateLimitPerMinute ?? ASK_RATE_LIMIT_PER_MINUTE, duration: 60 });
   const askPorts = {
     search: { documents: ports.documents, keyword: ports.keyword, vectors: ports.vectors },
@@ -109,6 +143,7 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
     channelId: string | null,
     upload?: { body: unknown; files: { name: string; contentType: string; data: Buffer }[] },
   ) => {
+    await known(channelId);
     try {
       await limiter.consume(request.ip);
     } catch (err) {
@@ -129,8 +164,6 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
       return writeSse(reply, 400, [errorEvent('INVALID_REQUEST', `invalid ask body: ${issues}`)]);
     }
-    if (channelId !== null && !(await ports.documents.getChannel(channelId)))
-      return writeSse(reply, 404, [errorEvent('INVALID_REQUEST', `channel ${channelId} does not exist`)]);
     let attachments: AskAttachment[] = [];
     const files = [
       ...(upload?.files ?? []),
@@ -156,25 +189,46 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
     return writeSse(
       reply,
       200,
-      answerAsk(askPorts, { body: parsed.data, channelId, attachments, signal: abort.signal }),
+      answerAsk(askPorts, {
+        body: parsed.data,
+        channelId,
+        attachments,
+        signal: abort.signal,
+        requestId: request.id,
+        // A failure mid-stream: the event says only INTERNAL_ERROR and the request id; the error goes to the log.
+        onError: (err) => request.log.error({ err, code: 'INTERNAL_ERROR' }, 'ask failed: INTERNAL_ERROR'),
+      }),
       abort,
     );
   };
 
   // Base64 attachments of up to 10 MB decoded grow by a third in JSON.
+  // askStream: errors before the stream (body parsing, NUL characters) are a stream of one error event (errors.ts).
   const bodyLimit = 15 * 1024 * 1024;
-  app.post('/api/ask', { bodyLimit }, (request, reply) => streamAnswer(request, reply, null));
-  app.post('/api/channels/:channel_id/ask', { bodyLimit, schema: { params: ChannelParams } }, (request, reply) =>
-    streamAnswer(request, reply, request.params.channel_id),
+  const config = { askStream: true };
+  app.post('/api/ask', { bodyLimit, config }, (request, reply) => streamAnswer(request, reply, null));
+  app.post(
+    '/api/channels/:channel_id/ask',
+    { bodyLimit, config, schema: { params: ChannelParams } },
+    (request, reply) => streamAnswer(request, reply, request.params.channel_id),
   );
 
   // POST /api/ask/upload: multipart with the fields of an ask body (question required; mode, max_results,
   // include_citations, session_id optional) and one file (spec: PDF, PNG, JPEG, DOCX, TXT, CSV; 10 MB).
-  await app.register(multipart, { limits: { fileSize: UPLOAD_LIMIT_BYTES, files: 1, fields: 10, fieldSize: 16_384 } });
+  const FIELD_LIMIT_BYTES = 16_384;
+  await app.register(multipart, {
+    limits: { fileSize: UPLOAD_LIMIT_BYTES, files: 1, fields: 10, fieldSize: FIELD_LIMIT_BYTES },
+  });
   const upload = async (request: FastifyRequest, reply: FastifyReply, channelId: string | null) => {
     // A refusal before the body was read to its end closes the connection (the rest of the upload is not read).
     const fail = (status: number, message: string) =>
       writeSse(reply, status, [errorEvent('INVALID_REQUEST', message)], undefined, { closeConnection: true });
+    try {
+      await known(channelId);
+    } catch (err) {
+      reply.header('connection', 'close'); // refused before the upload was read: the rest of it is not read
+      throw err;
+    }
     if (!request.isMultipart())
       return fail(415, 'POST /api/ask/upload takes multipart/form-data with a question and a file');
     const fields: Record<string, string> = {};
@@ -186,15 +240,26 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
           if (part.file.truncated)
             return fail(413, `${part.filename} is over the upload limit of 10 MB (${UPLOAD_LIMIT_BYTES} bytes)`);
           file = { name: part.filename || 'upload', contentType: part.mimetype, data };
-        } else fields[part.fieldname] = String(part.value);
+        } else if (part.valueTruncated)
+          // busboy cuts a field at the limit without an error: refuse it rather than read a cut value
+          return fail(413, `the field ${part.fieldname} is over the limit of ${FIELD_LIMIT_BYTES} bytes`);
+        else fields[part.fieldname] = String(part.value);
       }
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'FST_REQ_FILE_TOO_LARGE')
         return fail(413, `the file is over the upload limit of 10 MB (${UPLOAD_LIMIT_BYTES} bytes)`);
-      return fail(400, `invalid multipart body: ${err instanceof Error ? err.message : String(err)}`);
+      const f = failureOf(err, request); // multipart limits (413), a broken body (400): errors.ts
+      if (f.internal) request.log.error({ err }, 'upload failed');
+      return fail(f.status, `invalid multipart body: ${f.message}`);
     }
     if (!file) return fail(400, 'the upload has no file (field "file")');
+    // NUL characters are refused at the edge (input-guard.ts); multipart fields are read here, so checked here.
+    try {
+      assertNoNul({ ...fields, filename: file.name }, 'body');
+    } catch (err) {
+      return fail(400, (err as Error).message);
+    }
     const body = {
       question: fields.question,
       ...(fields.mode ? { mode: fields.mode } : {}),
@@ -204,18 +269,22 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
     };
     return streamAnswer(request, reply, channelId, { body, files: [file] });
   };
-  app.post('/api/ask/upload', (request, reply) => upload(request, reply, null));
-  app.post('/api/channels/:channel_id/ask/upload', { schema: { params: ChannelParams } }, (request, reply) =>
+  app.post('/api/ask/upload', { config }, (request, reply) => upload(request, reply, null));
+  app.post('/api/channels/:channel_id/ask/upload', { config, schema: { params: ChannelParams } }, (request, reply) =>
     upload(request, reply, request.params.channel_id),
   );
 
-  const sessions = (channelId: string | undefined) => ask.store.sessions({ channelId });
+  const sessions = async (channelId: string | undefined) => {
+    await known(channelId);
+    return ask.store.sessions({ channelId });
+  };
   app.get('/api/ask/sessions', async () => sessions(undefined));
   app.get('/api/channels/:channel_id/ask/sessions', { schema: { params: ChannelParams } }, async ({ params }) =>
     sessions(params.channel_id),
   );
 
   const detail = async (sessionId: string, channelId: string | undefined) => {
+    await known(channelId);
     const s = await ask.store.session(sessionId, { channelId });
     if (!s) throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
     return { session_id: s.session_id, created_at: s.created_at, messages: s.messages };
@@ -230,6 +299,7 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
   );
 
   const remove = async (sessionId: string, channelId: string | undefined, reply: FastifyReply) => {
+    await known(channelId);
     if (!(await ask.store.deleteSession(sessionId, { channelId })))
       throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
     return reply.status(204).send();
@@ -244,6 +314,7 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
   );
 
   const feedback = async (body: z.infer<typeof FeedbackBody>, channelId: string | undefined) => {
+    await known(channelId);
     const saved = await ask.store.recordFeedback(
       { sessionId: body.session_id, messageId: body.message_id, rating: body.rating, comment: body.comment ?? null },
       { channelId },
@@ -267,8 +338,7 @@ export const askRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
     '/api/channels/:channel_id/ask/history',
     { schema: { params: ChannelParams, querystring: HistoryQuery } },
     async ({ params, query }) => {
-      if (!(await ports.documents.getChannel(params.channel_id)))
-        throw new AtlasError('NOT_FOUND', `channel ${params.channel_id} does not exist`);
+      await known(params.channel_id);
       const messages = await ask.store.history(params.channel_id, { limit: query.limit, before: query.before });
       return { channel_id: params.channel_id, messages, has_more: messages.length === query.limit };
     },

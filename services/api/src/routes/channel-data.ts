@@ -1,8 +1,10 @@
-import { type ChannelSettings, notFound } from '@atlas/core';
+import type { ChannelSettings, NewEvent } from '@atlas/core';
+import type { DocumentStore, GraphStore, WikiStore } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
+import { unknownChannel } from './known-channel.js';
 
 const ChannelParams = z.object({ channel_id: z.string().min(1) });
 
@@ -29,6 +31,21 @@ export interface ChannelDataDeletion {
   deleted_messages: number;
 }
 
+/** What the channel data and settings routes read, and the channel commands they append. */
+export interface ChannelDataRoutesOptions {
+  documents: Pick<DocumentStore, 'channelSettings' | 'getChannel'>;
+  graph: Pick<GraphStore, 'counts'>;
+  wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'pageCount'>;
+  /**
+   * Channel commands: appends a ChannelDataDeleted or ChannelSettingsUpdated to atlas.messages and resolves once the
+   * projectors have applied it (AtlasError STORE_UNAVAILABLE when they do not catch up in time). Absent: these
+   * routes are not registered.
+   */
+  channelCommands?: {
+    append(command: NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>): Promise<void>;
+  };
+}
+
 /**
  * DELETE /api/channels/{channel_id}/data and GET/PUT /api/channels/{channel_id}/settings (spec "Channels"). Both
  * writes are commands: they append ChannelDataDeleted or ChannelSettingsUpdated to the log and answer once the
@@ -36,14 +53,14 @@ export interface ChannelDataDeletion {
  * INVALID_REQUEST; projectors that do not catch up within the wait 503 STORE_UNAVAILABLE (the command stays in the
  * log and is applied later).
  */
-export const channelDataRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+export const channelDataRoutes: FastifyPluginAsync<ChannelDataRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
   const { documents, channelCommands } = ports;
   if (!channelCommands) return;
 
   const settingsOf = async (channelId: string): Promise<ChannelSettings> => {
     const s = await documents.channelSettings(channelId);
-    if (!s) throw notFound('channel', channelId);
+    if (!s) throw unknownChannel(channelId);
     return s;
   };
 
@@ -53,7 +70,7 @@ export const channelDataRoutes: FastifyPluginAsync<ApiPorts> = async (root, port
    */
   app.delete('/api/channels/:channel_id/data', { schema: { params: ChannelParams } }, async ({ params }) => {
     const channel = await documents.getChannel(params.channel_id);
-    if (!channel) throw notFound('channel', params.channel_id);
+    if (!channel) throw unknownChannel(params.channel_id);
     const [graph, pages] = await Promise.all([
       ports.graph.counts(params.channel_id),
       ports.wiki.pageCount(params.channel_id),

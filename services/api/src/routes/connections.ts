@@ -10,7 +10,6 @@ import type {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
 
 type ValidationFailure = Extract<ValidationResult, { valid: false }>['error'];
 /** The part of the platform client (packages/platforms/src/live) the connection routes use. */
@@ -137,6 +136,7 @@ const refused = (platform: ConnectionPlatform, e: ValidationFailure): AtlasError
     return new AtlasError('PROVIDER_UNAVAILABLE', `${platform} could not check the credentials: ${e.message}`, {
       retriable: true,
       details,
+      expose: true, // the platform's validation error (spec "Connection validation errors"), no Atlas internals
     });
   return new AtlasError('INVALID_REQUEST', message, { details });
 };
@@ -161,11 +161,11 @@ const detailForm = (c: Connection) => ({
 
 /**
  * The connections routes (spec "Endpoints → Connections", "Connection status", "Authentication" 1-2, "Errors →
- * Connection validation errors"); shapes in README "Connections". Credentials are validated with the platform before
+ * Connection validation errors"); shapes in docs/connections.md. Credentials are validated with the platform before
  * they are saved, stored encrypted, and never returned nor logged (platform messages are scrubbed of them).
  * Unknown connection: 404 NOT_FOUND; bad body: 400 INVALID_REQUEST. Not registered without `ports.connections`.
  */
-export const connectionRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+export const connectionRoutes: FastifyPluginAsync<{ connections?: ConnectionPorts }> = async (root, ports) => {
   const cp = ports.connections;
   if (!cp) return;
   const app = root.withTypeProvider<ZodTypeProvider>();

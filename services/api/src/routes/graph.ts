@@ -1,14 +1,20 @@
 import { AtlasError, deterministicId, EntityType, normalizeEntityName, notFound, RelationshipType } from '@atlas/core';
-import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph } from '@atlas/stores';
+import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph, WikiStore } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
+import { channelCheck } from './known-channel.js';
 
 /** Days after which a card's staleness_score reaches 0.5 (it is 1 − 0.5^(days since last mention / 90)). */
 export const STALENESS_HALF_LIFE_DAYS = 90;
 /** Key facts on a card. */
 const KEY_FACTS = 5;
+/**
+ * Related entities on a card (the most confident relationships first), and how many relationships are read for them.
+ */
+const RELATED_ON_CARD = 20;
+const RELATED_SCAN = 200;
 
 const Limit = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
 const Names = z
@@ -67,7 +73,7 @@ const edgeView = (r: GraphRelationship) => ({
   source_message_id: r.source_message_id,
 });
 
-/** The {nodes, edges} shape of subgraph, path and common-neighbors (README "Graph queries"). */
+/** The {nodes, edges} shape of subgraph, path and common-neighbors (docs/graph.md "Routes"). */
 const graphView = (g: Subgraph) => ({
   nodes: g.nodes.map((n) => ({ id: n.id, name: n.name, type: n.type, channel_id: n.channel_id })),
   edges: g.edges.map(edgeView),
@@ -97,8 +103,18 @@ const resolveNames = async (
 /**
  * An entity card (spec "Entity card"): the entities of one (type, normalised name) across channels,
  * with their facts from the document store. The name's most mentioned type wins when several share it.
+ * cluster_ids: the wiki clusters (current assignment, WikiStore.clusterIdsOf) of its facts, sorted; facts not yet
+ * clustered add none. related_entities: {name, type, relationship} of the OTHER end of each relationship touching
+ * one of its entities (GraphStore.incidentRelationships), one entry per (name, type, relationship), most confident
+ * first, at most 20.
  */
-export const entityCard = async (graph: GraphStore, documents: DocumentStore, name: string, now = Date.now()) => {
+export const entityCard = async (
+  graph: GraphStore,
+  documents: DocumentStore,
+  wiki: Pick<WikiStore, 'clusterIdsOf'>,
+  name: string,
+  now = Date.now(),
+) => {
   const found = await graph.findEntities({ names: [name] });
   if (found.length === 0) return null;
   const groups = new Map<string, GraphEntity[]>();
@@ -110,7 +126,8 @@ export const entityCard = async (graph: GraphStore, documents: DocumentStore, na
   const group = [...groups.values()].sort((a, b) => weight(b) - weight(a))[0]!;
   const main = [...group].sort((a, b) => b.mention_count - a.mention_count)[0]!;
   const factIds = [...new Set(group.flatMap((e) => e.source_fact_ids))];
-  const facts = [...(await documents.getMemories(factIds)).values()];
+  const [memories, clusters] = await Promise.all([documents.getMemories(factIds), wiki.clusterIdsOf(factIds)]);
+  const facts = [...memories.values()];
   const breakdown: Record<string, number> = {};
   for (const f of facts) breakdown[f.fact_type] = (breakdown[f.fact_type] ?? 0) + 1;
   // Facts still valid first; a superseded decision's card still shows the fact it came from (history kept).
@@ -122,19 +139,13 @@ export const entityCard = async (graph: GraphStore, documents: DocumentStore, na
         b.message_ts.localeCompare(a.message_ts),
     )
     .slice(0, KEY_FACTS);
-  const hood = await graph.neighborhood(
-    group.map((e) => e.id),
-    { depth: 1, limit: 50 },
-  );
+  // Only relationships that touch the entity (one end in the group), each named by its OTHER end (docs/conventions.md):
+  // a neighbourhood's edges also join two neighbours, which are not this entity's relations.
   const ids = new Set(group.map((e) => e.id));
   const related = new Map<string, { name: string; type: string; relationship: string }>();
-  for (const edge of hood.edges) {
-    const other = ids.has(edge.source_id) ? edge.target_id : edge.source_id;
-    if (ids.has(other)) continue;
-    const node = hood.nodes.find((n) => n.id === other);
-    if (!node) continue;
-    const k = `${node.name}\u0000${edge.type}`;
-    if (!related.has(k)) related.set(k, { name: node.name, type: node.type, relationship: edge.type });
+  for (const { relationship, other } of await graph.incidentRelationships([...ids], { limit: RELATED_SCAN })) {
+    const k = `${other.name}\u0000${other.type}\u0000${relationship.type}`;
+    if (!related.has(k)) related.set(k, { name: other.name, type: other.type, relationship: relationship.type });
   }
   const lastMentioned = group
     .map((e) => e.last_mentioned_at)
@@ -150,11 +161,11 @@ export const entityCard = async (graph: GraphStore, documents: DocumentStore, na
     entity_name: main.name,
     entity_type: main.type,
     channel_ids: channels,
-    cluster_ids: [...new Set(facts.map((f) => f.cluster_id).filter((c): c is string => !!c))].sort(),
+    cluster_ids: [...new Set(facts.flatMap((f) => clusters.get(f.id) ?? []))].sort(),
     fact_count: factIds.length,
     fact_type_breakdown: breakdown,
     key_facts: key.map((f) => f.memory_text),
-    related_entities: [...related.values()].slice(0, 20),
+    related_entities: [...related.values()].slice(0, RELATED_ON_CARD),
     last_mentioned_at: lastMentioned,
     staleness_score: stalenessScore(lastMentioned, now),
     summary: cardSummary(
@@ -204,13 +215,22 @@ const cardSummary = (
   return parts.join(' ');
 };
 
+/** What the graph routes read: the graph, the facts and messages behind it, the wiki's clusters. */
+export interface GraphRoutesOptions {
+  graph: GraphStore;
+  documents: DocumentStore;
+  wiki: WikiStore<WikiPage, WikiStructure>;
+}
+
 /**
  * Every /api/graph route (spec "Graph"). Limits: entities default 50, max 200; relationships default 50
  * (max 200); cards default 20 (max 200); neighbors depth default 1, max 3. The shapes of subgraph, path
- * and common-neighbors are ours ({nodes, edges}, README "Graph queries").
+ * and common-neighbors are ours ({nodes, edges}, docs/graph.md "Routes").
  */
-export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, documents }) => {
+export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
+  const { graph, documents } = ports;
+  const known = channelCheck(ports); // an unknown channel_id is 404 NOT_FOUND (docs/conventions.md)
 
   app.get(
     '/api/graph/entities',
@@ -224,15 +244,17 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
         }),
       },
     },
-    async ({ query }) =>
-      (
+    async ({ query }) => {
+      await known(query.channel_id);
+      return (
         await graph.listEntities({
           channelId: query.channel_id,
           type: query.type,
           status: query.status,
           limit: query.limit,
         })
-      ).map((e) => entityView(e)),
+      ).map((e) => entityView(e));
+    },
   );
 
   // The literal `cards` segment is the card list, not an entity id (spec).
@@ -248,6 +270,7 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
       },
     },
     async ({ query }) => {
+      await known(query.channel_id);
       const now = Date.now();
       const groups = await graph.entityGroups({
         channelId: query.channel_id,
@@ -296,7 +319,7 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
     '/api/graph/entities/:ref/card',
     { schema: { params: z.object({ ref: z.string().min(1) }) } },
     async ({ params }) => {
-      const card = await entityCard(graph, documents, params.ref);
+      const card = await entityCard(graph, documents, ports.wiki, params.ref);
       if (!card) throw notFound('entity', params.ref);
       return card;
     },
@@ -315,8 +338,9 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
         }),
       },
     },
-    async ({ query }) =>
-      (
+    async ({ query }) => {
+      await known(query.channel_id);
+      return (
         await graph.listRelationships({
           channelId: query.channel_id,
           type: query.type,
@@ -324,22 +348,24 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
           target: query.target,
           limit: query.limit,
         })
-      ).map(relationshipView),
+      ).map(relationshipView);
+    },
   );
 
   app.get(
     '/api/graph/decisions',
     { schema: { querystring: z.object({ channel_id: z.string().min(1), status: z.string().min(1).optional() }) } },
     async ({ query }) => {
+      await known(query.channel_id);
       const rows = await graph.listEntities({ channelId: query.channel_id, type: 'Decision', limit: 10_000 });
       return rows
         .map((e) => ({
           name: e.name,
-          decided_by: e.properties.decided_by ?? '',
+          decided_by: e.properties.decided_by || null, // not stated: null (docs/conventions.md)
           status: e.properties.status ?? 'agreed',
           superseded_by: e.properties.superseded_by ?? null,
           date: e.properties.date ?? e.message_ts.slice(0, 10),
-          context: e.properties.context ?? '',
+          context: e.properties.context || null,
         }))
         .filter((d) => !query.status || d.status === query.status)
         .sort((a, b) => b.date.localeCompare(a.date) || a.name.localeCompare(b.name));
@@ -359,6 +385,7 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
       },
     },
     async ({ query }) => {
+      await known(query.channel_id);
       const groups = await resolveNames(graph, query.entities, query.channel_id);
       return graphView(await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit }));
     },
@@ -377,6 +404,7 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
       },
     },
     async ({ query }) => {
+      await known(query.channel_id);
       const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id);
       const path = await graph.shortestPath(from!, to!, query.max_depth);
       return { ...graphView(path ?? { nodes: [], edges: [] }), length: path ? path.edges.length : null };
@@ -389,6 +417,7 @@ export const graphRoutes: FastifyPluginAsync<ApiPorts> = async (root, { graph, d
     async ({ query }) => {
       if (query.entities.length < 2)
         throw new AtlasError('INVALID_REQUEST', 'common-neighbors needs at least two comma-separated entity names');
+      await known(query.channel_id);
       const groups = await resolveNames(graph, query.entities, query.channel_id);
       return graphView(await graph.commonNeighbors(groups));
     },

@@ -1,6 +1,40 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { probeHealth } from '../alerts.js';
-import type { ApiPorts, DependencyStatus } from '../ports.js';
+
+/** A dependency's state as the spec's GET /api/health reports it. */
+export type DependencyStatus = 'healthy' | 'degraded' | 'failing';
+
+/** One dependency's probe (GET /api/health, GET /api/stats/health and the alert monitor read them). */
+export interface HealthCheck {
+  /** Spec names: vector_store, graph_store, document_store, llm_provider, embedding_provider, web_search_provider, plus event_log. */
+  name: string;
+  check(): Promise<DependencyStatus>;
+}
+
+/** What the health routes read: the dependency checks and the process start time (ms since epoch, for uptime). */
+export interface HealthRoutesOptions {
+  health: readonly HealthCheck[];
+  startedAt: number;
+}
+
+/**
+ * A health check's status, or `failing` when it throws or takes longer than `ms` (GET /api/health, GET
+ * /api/stats/health and the monitor all probe through it).
+ */
+export const probeHealth = async (check: () => Promise<DependencyStatus>, ms: number): Promise<DependencyStatus> => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      check(),
+      new Promise<DependencyStatus>((resolve) => {
+        timer = setTimeout(() => resolve('failing'), ms);
+      }),
+    ]);
+  } catch {
+    return 'failing';
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 const TIMEOUT_MS = 5000;
 
@@ -15,7 +49,7 @@ const COMPONENT_STATUS = { healthy: 'up', degraded: 'degraded', failing: 'down' 
  * GET /api/health (spec "Stats and health"): overall status, one status per dependency, uptime in
  * seconds, and degraded_since when any dependency is not healthy. GET /api/stats/health: below.
  */
-export const healthRoutes: FastifyPluginAsync<ApiPorts> = async (app, ports) => {
+export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (app, ports) => {
   let degradedSince: string | null = null;
   app.get('/api/health', async () => {
     const entries = await Promise.all(ports.health.map(async (h) => [h.name, await probe(() => h.check())] as const));

@@ -1,8 +1,11 @@
 import { FactType, Importance, notFound } from '@atlas/core';
+import type { DocumentStore, WikiStore } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
+import { channelCheck } from './known-channel.js';
+import { withClusterIds } from './memory-clusters.js';
 
 const IsoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
 
@@ -19,11 +22,25 @@ const MemoriesQuery = z.object({
   fact_type: FactType.optional(),
 });
 
-/** GET /api/memories, /api/memories/topics, /api/memories/entities, /api/memories/{memory_id} (spec "Memories"). */
-export const memoryRoutes: FastifyPluginAsync<ApiPorts> = async (root, { documents }) => {
+/** What the memories routes read: the facts and the wiki's clusters. */
+export interface MemoryRoutesOptions {
+  documents: DocumentStore;
+  /** The wiki's cluster assignment (cluster_id). */
+  wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'clusterIdsOf'>;
+}
+
+/**
+ * GET /api/memories, /api/memories/topics, /api/memories/entities, /api/memories/{memory_id} (spec "Memories"). An
+ * unknown channel_id is 404 NOT_FOUND (known-channel.ts). The detail form's cluster_id is the wiki's current
+ * assignment (memory-clusters.ts), null for a fact the wiki has not clustered yet.
+ */
+export const memoryRoutes: FastifyPluginAsync<MemoryRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
+  const { documents } = ports;
+  const known = channelCheck(ports);
 
   app.get('/api/memories', { schema: { querystring: MemoriesQuery } }, async ({ query }) => {
+    await known(query.channel_id);
     const { rows, total } = await documents.listMemories({
       ...query,
       channelId: query.channel_id,
@@ -35,9 +52,10 @@ export const memoryRoutes: FastifyPluginAsync<ApiPorts> = async (root, { documen
   app.get(
     '/api/memories/topics',
     { schema: { querystring: z.object({ channel_id: z.string().min(1) }) } },
-    async ({ query }) => ({
-      topics: await documents.topicCounts(query.channel_id),
-    }),
+    async ({ query }) => {
+      await known(query.channel_id);
+      return { topics: await documents.topicCounts(query.channel_id) };
+    },
   );
 
   // The spec does not show this route's parameters: channel_id narrows to one channel, limit caps the list.
@@ -45,9 +63,10 @@ export const memoryRoutes: FastifyPluginAsync<ApiPorts> = async (root, { documen
     channel_id: z.string().min(1).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(100),
   });
-  app.get('/api/memories/entities', { schema: { querystring: EntitiesQuery } }, async ({ query }) => ({
-    entities: await documents.entityCounts({ channelId: query.channel_id, limit: query.limit }),
-  }));
+  app.get('/api/memories/entities', { schema: { querystring: EntitiesQuery } }, async ({ query }) => {
+    await known(query.channel_id);
+    return { entities: await documents.entityCounts({ channelId: query.channel_id, limit: query.limit }) };
+  });
 
   app.get(
     '/api/memories/:memory_id',
@@ -55,7 +74,7 @@ export const memoryRoutes: FastifyPluginAsync<ApiPorts> = async (root, { documen
     async ({ params }) => {
       const memory = await documents.getMemory(params.memory_id);
       if (!memory) throw notFound('memory', params.memory_id);
-      return memory;
+      return (await withClusterIds(ports.wiki, [memory]))[0]!;
     },
   );
 };

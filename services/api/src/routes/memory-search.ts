@@ -1,9 +1,12 @@
 import { FactType, Importance } from '@atlas/core';
+import { type SearchPorts, searchMemories } from '@atlas/query';
+import type { DocumentStore, WikiStore } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
-import { searchMemories } from '../search.js';
+import { channelCheck, type KnownChannelPorts } from './known-channel.js';
+import { withClusterIds } from './memory-clusters.js';
 
 const IsoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
 
@@ -24,14 +27,25 @@ const MemorySearchBody = z.object({
   limit: z.number().int().min(1).max(100).default(10),
 });
 
+/** What memory search reads: the search's ports, the facts' detail forms and the wiki's clusters. */
+export type MemorySearchRoutesOptions = SearchPorts & {
+  documents: Pick<DocumentStore, 'getMemories'> & KnownChannelPorts['documents'];
+  /** The wiki's cluster assignment (cluster_id). */
+  wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'clusterIdsOf'>;
+};
+
 /**
  * POST /api/memories/search (spec "Memories"): hybrid search inside one channel, answered with the full
- * memory object (the detail form plus permalink), score and highlights; query_time_ms is an int here.
+ * memory object (the detail form plus permalink; cluster_id from the wiki, memory-clusters.ts), score and highlights;
+ * query_time_ms is an int here. `total` is the number of matching facts as POST /api/search counts them in hybrid
+ * mode (searchMemories), whatever the limit. An unknown channel_id is 404 NOT_FOUND.
  */
-export const memorySearchRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+export const memorySearchRoutes: FastifyPluginAsync<MemorySearchRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
+  const known = channelCheck(ports);
   app.post('/api/memories/search', { schema: { body: MemorySearchBody } }, async ({ body }) => {
     const started = performance.now();
+    await known(body.channel_id);
     const res = await searchMemories(ports, {
       query: body.query,
       channel_id: body.channel_id,
@@ -41,7 +55,9 @@ export const memorySearchRoutes: FastifyPluginAsync<ApiPorts> = async (root, por
       search_mode: 'hybrid',
       fuzzy: false,
     });
-    const full = await ports.documents.getMemories(res.results.map((r) => r.memory.id));
+    const ids = res.results.map((r) => r.memory.id);
+    const found = await ports.documents.getMemories(ids);
+    const full = new Map((await withClusterIds(ports.wiki, [...found.values()])).map((m) => [m.id, m]));
     let results = res.results.flatMap((r) => {
       const memory = full.get(r.memory.id);
       return memory ? [{ memory, score: r.score, highlights: r.highlights }] : [];

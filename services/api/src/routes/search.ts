@@ -1,12 +1,20 @@
+import { SearchBody, type SearchPorts, searchMemories } from '@atlas/query';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ApiPorts } from '../ports.js';
-import { SearchBody, searchMemories } from '../search.js';
+import { channelCheck, type KnownChannelPorts } from './known-channel.js';
 
-/** POST /api/search (spec "Search"). */
-export const searchRoutes: FastifyPluginAsync<ApiPorts> = async (root, ports) => {
+/** What POST /api/search reads: the search's ports, and the document store's known channels. */
+export type SearchRoutesOptions = SearchPorts & { documents: KnownChannelPorts['documents'] };
+
+/**
+ * POST /api/search (spec "Search"; searchMemories). `channel_id` null searches every channel; an unknown channel_id
+ * is 404 NOT_FOUND (docs/conventions.md "Unknown channel").
+ */
+export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
-  app.post('/api/search', { schema: { body: SearchBody } }, async ({ body }) =>
-    searchMemories({ ...ports, vectors: ports.vectors }, body),
-  );
+  const known = channelCheck(ports);
+  app.post('/api/search', { schema: { body: SearchBody } }, async ({ body }) => {
+    await known(body.channel_id);
+    return searchMemories(ports, body);
+  });
 };

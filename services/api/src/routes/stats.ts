@@ -1,11 +1,13 @@
 import { notFound } from '@atlas/core';
-import type { ConnectionStore, StatsStore } from '@atlas/stores';
+import type { LagRow } from '@atlas/eventlog';
+import type { ConnectionStore, DocumentStore, GraphStore, StatsStore, VectorStore, WikiStore } from '@atlas/stores';
+import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import { stringify } from 'csv-stringify/sync';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
 import type { Telemetry } from '../telemetry.js';
+import { channelCheck, unknownChannel } from './known-channel.js';
 
 /**
  * What the stats routes read besides the common ports: the stats projector's store (services/projectors/src/stats.ts,
@@ -14,6 +16,23 @@ import type { Telemetry } from '../telemetry.js';
 export interface StatsPorts {
   store: StatsStore;
   connections?: Pick<ConnectionStore, 'list'> | undefined;
+}
+
+/** What the stats routes read; `requests` is the app's request telemetry (registerTelemetry). */
+export interface StatsRoutesOptions {
+  documents: DocumentStore;
+  graph: Pick<GraphStore, 'counts'>;
+  wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'pageCount'>;
+  /** The vector store (its fact count), or null when search is keyword-only. */
+  vectors: { store: Pick<VectorStore, 'count'> } | null;
+  /** The event log this deployment runs on, and the lag of every projector's consumer group. */
+  eventLog: { kind: 'embedded' | 'kafka'; lag(): Promise<LagRow[]> };
+  /**
+   * The stats projector's store and the connections (every /api/stats route but health). Absent: those routes answer
+   * 404 and GET /api/stats/metrics reports no LLM usage, sync or wiki times.
+   */
+  stats?: StatsPorts;
+  requests: Telemetry;
 }
 
 const ChannelParams = z.object({ channel_id: z.string().min(1) });
@@ -113,7 +132,7 @@ export const metricBands = (m: {
  *   {generated_at, channel_id, since, totals {channels, messages, facts, decisions, entities, wiki_pages}, channels}.
  *   Invalid format or since: 400 INVALID_REQUEST; unknown channel_id: 404.
  */
-export const statsRoutes: FastifyPluginAsync<ApiPorts & { telemetry: Telemetry }> = async (root, ports) => {
+export const statsRoutes: FastifyPluginAsync<StatsRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
   const store = ports.stats?.store;
 
@@ -121,9 +140,12 @@ export const statsRoutes: FastifyPluginAsync<ApiPorts & { telemetry: Telemetry }
     if (!store) throw notFound('route', 'stats (no stats store configured)');
     return store;
   };
+  const known = channelCheck(ports);
+  /** The channel's stats row; an unknown channel (docs/conventions.md) or one the stats store has not seen: 404. */
   const requireChannel = async (channelId: string) => {
+    await known(channelId);
     const row = await requireStore().channel(channelId);
-    if (!row) throw notFound('channel', channelId);
+    if (!row) throw unknownChannel(channelId);
     return row;
   };
 
@@ -224,7 +246,7 @@ export const statsRoutes: FastifyPluginAsync<ApiPorts & { telemetry: Telemetry }
     ]);
     return {
       performance: {
-        avg_query_latency_ms: ports.telemetry.avgQueryLatencyMs(),
+        avg_query_latency_ms: ports.requests.avgQueryLatencyMs(),
         avg_sync_duration_seconds: syncSeconds,
         avg_wiki_generation_seconds: wikiSeconds,
       },
@@ -245,7 +267,7 @@ export const statsRoutes: FastifyPluginAsync<ApiPorts & { telemetry: Telemetry }
         decision_count: quality.decisionCount,
       },
       bands: metricBands({
-        avgQueryLatencyMs: ports.telemetry.requestCount() > 0 ? ports.telemetry.avgQueryLatencyMs() : null,
+        avgQueryLatencyMs: ports.requests.requestCount() > 0 ? ports.requests.avgQueryLatencyMs() : null,
         avgFactQuality: counts.facts > 0 ? quality.avgQualityScore : null,
         avgSyncSeconds: syncSeconds > 0 ? syncSeconds : null,
       }),

@@ -3,6 +3,7 @@ import type { ConnectionStore, DocumentStore, SyncScheduleRecord, SyncScheduleSt
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { unknownChannel } from './known-channel.js';
 
 /** What the schedule routes need: the schedule store, each channel's last sync, the connections and the command log. */
 export interface SchedulePorts {
@@ -49,12 +50,12 @@ export const scheduleView = (s: SyncScheduleRecord, lastSync: string | null, now
 });
 
 /**
- * Sync schedule routes (spec "Endpoints → Sync", issue 8 "Schedules"). GET /api/sync/schedules answers `{schedules:
- * [scheduleView]}` by channel id. PUT /api/sync/schedules `{channel_id, schedule?, enabled?}` (enabled defaults to
- * true; schedule defaults to the saved one) appends SyncScheduleUpdated, waits until the store shows it and answers
- * the saved schedule (scheduleView). 400 INVALID_REQUEST: a schedule that is not a five-field cron expression (croner
- * refuses it; details.issues), a channel that is unknown or in no connection, no schedule given for a channel without
- * one. The scheduler beside the sync worker fires due schedules (runDueSchedules).
+ * Sync schedule routes (spec "Endpoints → Sync", docs/sync.md "Sync schedules"). GET /api/sync/schedules answers
+ * `{schedules: [scheduleView]}` by channel id. PUT /api/sync/schedules `{channel_id, schedule?, enabled?}` (enabled
+ * defaults to true; schedule defaults to the saved one) appends SyncScheduleUpdated, waits until the store shows it and
+ * answers the saved schedule (scheduleView). 400 INVALID_REQUEST: a schedule that is not a five-field cron expression
+ * (croner refuses it; details.issues), a channel that is unknown or in no connection, no schedule given for a channel
+ * without one. The scheduler beside the sync worker fires due schedules (runDueSchedules).
  */
 export const syncScheduleRoutes: FastifyPluginAsync<{ documents: DocumentStore; schedules?: SchedulePorts }> = async (
   parent,
@@ -74,13 +75,17 @@ export const syncScheduleRoutes: FastifyPluginAsync<{ documents: DocumentStore; 
   app.put('/api/sync/schedules', { schema: { body: PutScheduleBody } }, async ({ body }) => {
     const channelId = body.channel_id;
     if ((await schedules.connections.connectionsOfChannel(channelId)).length === 0) {
-      const known = await documents.getChannel(channelId);
+      // Unknown anywhere: 404 (docs/conventions.md "Unknown channel"); known but in no connection: nothing to sync.
+      if (!(await documents.knownChannels([channelId])).has(channelId)) throw unknownChannel(channelId);
       throw new AtlasError(
         'INVALID_REQUEST',
-        known
-          ? `channel '${channelId}' is in no connection: add it with PUT /api/connections/{connection_id}/channels, then schedule it`
-          : `unknown channel '${channelId}': list a connection's channels with GET /api/connections/{connection_id}/channels`,
-        { details: { channel_id: channelId, issues: [{ path: 'body.channel_id', message: 'unknown channel' }] } },
+        `channel '${channelId}' is in no connection: add it with PUT /api/connections/{connection_id}/channels, then schedule it`,
+        {
+          details: {
+            channel_id: channelId,
+            issues: [{ path: 'body.channel_id', message: 'channel in no connection' }],
+          },
+        },
       );
     }
     const saved = await schedules.store.get(channelId);

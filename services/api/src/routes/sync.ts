@@ -4,6 +4,7 @@ import type { ConnectionStore, DocumentStore, SyncJobRecord, SyncStore } from '@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { unknownChannel } from './known-channel.js';
 
 /** What the sync routes need: the job store, the connections, the command log and SYNC_MAX_MESSAGES. */
 export interface SyncPorts {
@@ -40,11 +41,27 @@ const errorView = (e: SyncJobError | null) =>
   };
 
 /**
- * Spec "Sync job": job_id, channel_id, status, progress {total_messages, processed_messages, failing_messages,
- * percentage}, started_at, estimated_completion, current_stage; a failed job adds `error` (spec "Sync errors"), a
- * finished one completed_at. A queued job's stage is the first one; estimated_completion falls back to started_at.
+ * estimated_completion of a job at `now` (ms): null unless it is running (queued: nothing to extrapolate yet; finished:
+ * completed_at says when it ended; docs/conventions.md "Values that do not exist"). A running job's stored estimate
+ * (its worker's extrapolation of the pace of its run) while it lies ahead; once it has passed, or before the worker
+ * made one, the pace since started_at extrapolated from now: never a time in the past while the job runs. null when
+ * the job has made no progress yet.
  */
-export const jobView = (j: SyncJobRecord) => ({
+export const estimatedCompletion = (j: SyncJobRecord, now: number): string | null => {
+  if (j.status !== 'running') return null;
+  if (j.estimated_completion && Date.parse(j.estimated_completion) > now) return j.estimated_completion;
+  const elapsed = j.started_at ? now - Date.parse(j.started_at) : 0;
+  if (j.percentage <= 0 || j.percentage >= 100 || !(elapsed > 0)) return null;
+  return new Date(now + Math.max(1, (elapsed * (100 - j.percentage)) / j.percentage)).toISOString();
+};
+
+/**
+ * Spec "Sync job": job_id, channel_id, status, progress {total_messages, processed_messages, failing_messages,
+ * percentage}, started_at, estimated_completion (estimatedCompletion: null unless running), current_stage, plus
+ * completed_at (null until the job has ended) and error (the spec's sync error of a failed job, else null). A queued
+ * job's stage is the first one. percentage: job-state.ts STAGE_BANDS (100 only when completed).
+ */
+export const jobView = (j: SyncJobRecord, now: number = Date.now()) => ({
   job_id: j.job_id,
   channel_id: j.channel_id,
   status: j.status,
@@ -55,10 +72,10 @@ export const jobView = (j: SyncJobRecord) => ({
     percentage: j.percentage,
   },
   started_at: j.started_at,
-  estimated_completion: j.estimated_completion ?? j.completed_at ?? j.started_at,
+  estimated_completion: estimatedCompletion(j, now),
   current_stage: j.stage ?? SYNC_STAGES[0],
-  ...(j.completed_at ? { completed_at: j.completed_at } : {}),
-  ...(j.status === 'failed' ? { error: errorView(j.error) } : {}),
+  completed_at: j.completed_at,
+  error: j.status === 'failed' ? errorView(j.error) : null,
 });
 
 /** Spec "Sync history entry". duration_seconds: whole seconds from started_at to completed_at (or now). */
@@ -81,7 +98,7 @@ const historyView = (j: SyncJobRecord, now: Date) => ({
 });
 
 /**
- * Sync routes (spec "Endpoints → Sync", issue 8 "Sync jobs"): POST /api/sync and POST /api/channels/{channel_id}/sync
+ * Sync routes (spec "Endpoints → Sync", docs/sync.md "Jobs"): POST /api/sync and POST /api/channels/{channel_id}/sync
  * append SyncRequested (atlas.commands) and answer `{status: 'started', job_id, channel_id, estimated_messages,
  * started_at}`; GET /api/sync/status and /api/channels/{channel_id}/sync/status return the sync job object; GET
  * /api/sync/history returns `{history}`; POST /api/sync/cancel appends SyncCancelled and answers `{status:
@@ -107,10 +124,20 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
     }
   };
 
+  /**
+   * The unknown-channel rule (docs/conventions.md): a channel the document store has, or one a connection lists (that
+   * is how its first sync starts); else 404 NOT_FOUND.
+   */
+  const knownChannel = async (channelId: string) => {
+    if ((await documents.knownChannels([channelId])).has(channelId)) return;
+    if ((await sync.connections.connectionsOfChannel(channelId)).length > 0) return;
+    throw unknownChannel(channelId);
+  };
+
   const start = async (channelId: string, force: boolean) => {
     const links = await sync.connections.connectionsOfChannel(channelId);
     if (links.length === 0) {
-      if (!(await documents.getChannel(channelId))) throw notFound('channel', channelId);
+      if (!(await documents.knownChannels([channelId])).has(channelId)) throw unknownChannel(channelId);
       throw new AtlasError(
         'INVALID_REQUEST',
         `channel '${channelId}' is in no connection: add it with PUT /api/connections/{connection_id}/channels, then sync`,
@@ -181,10 +208,11 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
   };
 
   const status = async (channelId: string, jobId?: string) => {
+    await knownChannel(channelId);
     const job = jobId ? await sync.store.getJob(jobId) : (await sync.store.history(channelId, 1))[0];
     if (!job || job.channel_id !== channelId)
       throw jobId ? notFound('sync job', jobId) : notFound('sync job of channel', channelId);
-    return jobView(job);
+    return jobView(job, now().getTime());
   };
 
   app.post('/api/sync', { schema: { body: SyncBody } }, ({ body }) => start(body.channel_id, body.force));
@@ -200,6 +228,7 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
     status(params.channel_id),
   );
   app.get('/api/sync/history', { schema: { querystring: HistoryQuery } }, async ({ query }) => {
+    await knownChannel(query.channel_id);
     const at = now();
     return { history: (await sync.store.history(query.channel_id, query.limit)).map((j) => historyView(j, at)) };
   });

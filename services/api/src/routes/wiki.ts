@@ -1,30 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { AtlasError, notFound } from '@atlas/core';
-import type { WikiStatus, WikiVersionSummary } from '@atlas/stores';
-import type { WikiCitation, WikiGenerateResult, WikiPage, WikiStructure } from '@atlas/wiki';
+import { AtlasError, notFound, type WikiRefreshRequested } from '@atlas/core';
+import type {
+  DocumentStore,
+  GraphStore,
+  WikiJobRecord,
+  WikiJobStore,
+  WikiStatus,
+  WikiStore,
+  WikiVersionSummary,
+} from '@atlas/stores';
+import type { WikiCitation, WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiPorts } from '../ports.js';
 import { entityCard, entityView } from './graph.js';
+import { unknownChannel } from './known-channel.js';
 
 const Limit = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
 const ChannelQuery = z.object({ channel_id: z.string().min(1) });
 
-/** One generation job of this process (refresh or admin rebuild), kept in memory. */
-interface WikiJob {
-  job_id: string;
-  channel_id: string;
-  mode: 'full' | 'incremental';
-  status: 'running' | 'completed' | 'failed';
-  started_at: string;
-  completed_at: string | null;
-  result: WikiGenerateResult | null;
-  error: { code: string; message: string } | null;
-}
-
-/** Jobs kept per channel (newest last) for sync-history, activity durations and status. */
-const JOBS_KEPT = 50;
+/** Jobs read per channel for sync-history and activity durations (newest first). */
+const JOBS_READ = 200;
 
 /** Seconds a run is expected to take: the channel's last run, else 1 s per 500 facts (at least 1). */
 const estimateSeconds = (status: WikiStatus, facts: number): number =>
@@ -32,22 +28,45 @@ const estimateSeconds = (status: WikiStatus, facts: number): number =>
     ? Math.max(1, Math.ceil(status.last_duration_ms / 1000))
     : Math.max(1, Math.ceil(facts / 500));
 
+/** What the wiki routes read and run. */
+export interface WikiRoutesOptions {
+  /** The wiki's stored pages, structure, versions and generation state (reads never generate). */
+  wiki: WikiStore<WikiPage, WikiStructure>;
+  documents: DocumentStore;
+  /** The knowledge graph (entity pages). */
+  graph: GraphStore;
+  /** The wiki's job history (written by the wiki worker; the same from every API process). */
+  wikiJobs: Pick<WikiJobStore, 'job' | 'jobs' | 'activeJob'>;
+  /**
+   * Appends a WikiRefreshRequested command (atlas.commands) for the wiki worker; null when there is no vector store
+   * (embeddings off), since clustering needs the fact vectors.
+   */
+  requestWiki: ((command: WikiRefreshRequested) => Promise<void>) | null;
+  /** How long a job request waits for the worker to record the job, ms (default 5,000; the answer comes anyway). */
+  settleMs?: number;
+  /**
+   * When the next daily full wiki rebuild is due (WIKI_REBUILD_CRON, run by the process that runs the wiki
+   * projector), or null when it is off: GET /api/wiki/status next_generation_scheduled. Absent: null.
+   */
+  nextWikiRebuild?: () => Date | null;
+}
+
 /**
- * The wiki routes (spec "Wiki"; README "Routes that exist today"): stored structure, pages, versions, status,
+ * The wiki routes (spec "Wiki"; docs/routes.md "Wiki routes"): stored structure, pages, versions, status,
  * metadata, activity and generation history of a channel, entity pages from the graph, and the generation jobs
  * (`POST /api/wiki/refresh`, `POST /api/admin/wiki/rebuild`). Reads serve what is stored and never generate (no LLM
- * call); a channel never generated answers 404 saying to POST /api/wiki/refresh. Jobs run in the background of this
- * process; a second job for a channel while one runs answers 409 CONFLICT with the running job's id in details.
+ * call); a channel never generated answers 404 saying to POST /api/wiki/refresh. A job is a WikiRefreshRequested
+ * command run by the wiki worker, its state in the job history (WikiJobStore); a second job for a channel while one
+ * is queued or running answers 409 CONFLICT with that job's id in details.
  */
-export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) => {
+export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance, ports) => {
   const app = instance.withTypeProvider<ZodTypeProvider>();
   const { wiki, documents } = ports;
-  const jobs = new Map<string, WikiJob[]>();
-  const running = new Map<string, WikiJob>();
+  const { wikiJobs } = ports;
 
   const channelOf = async (channelId: string) => {
     const ch = await documents.getChannel(channelId);
-    if (!ch) throw notFound('channel', channelId);
+    if (!ch) throw unknownChannel(channelId);
     return ch;
   };
 
@@ -72,23 +91,32 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
     throw notFound('wiki page', pageId);
   };
 
-  const jobOfVersion = (channelId: string, version: number) =>
-    jobs.get(channelId)?.find((j) => j.result?.version === version && !j.result.skipped);
+  /** The job that saved a version (not an incremental run that found nothing changed), from `jobs`. */
+  const jobOfVersion = (jobs: readonly WikiJobRecord[], version: number) =>
+    jobs.find((j) => j.status === 'completed' && j.version_number === version && !j.skipped);
 
-  /** A version's duration: from this process's job, else the channel's last run for the current version. */
-  const durationOf = (v: WikiVersionSummary, status: WikiStatus): number | null => {
-    const job = jobOfVersion(v.channel_id, v.version_number);
-    if (job?.result) return job.result.durationMs;
+  /** A version's duration: from the job that saved it, else the channel's last run for the current version. */
+  const durationOf = (v: WikiVersionSummary, status: WikiStatus, jobs: readonly WikiJobRecord[]): number | null => {
+    const job = jobOfVersion(jobs, v.version_number);
+    if (job?.duration_ms != null) return job.duration_ms;
     return v.version_number === status.current_version ? status.last_duration_ms : null;
   };
 
-  /** Starts a generation job in the background; 409 while one runs for the channel, or when its wiki is disabled. */
-  const startJob = async (channelId: string, mode: 'full' | 'incremental'): Promise<WikiJob> => {
-    const generate = ports.generateWiki;
-    if (!generate)
+  /**
+   * Requests a generation job (a WikiRefreshRequested for the wiki worker) and waits up to settleMs for the worker to
+   * record it; 409 while one is queued or running for the channel, or when its wiki is disabled.
+   */
+  const startJob = async (
+    channelId: string,
+    mode: 'full' | 'incremental',
+    requestedBy: 'api' | 'admin',
+  ): Promise<{ job_id: string; channel_id: string; mode: 'full' | 'incremental' }> => {
+    const request = ports.requestWiki;
+    if (!request)
       throw new AtlasError(
         'PROVIDER_UNAVAILABLE',
         'wiki generation needs fact embeddings and there is no vector store (embeddings are off: set EMBEDDING_PROVIDER); stored wiki pages are still served',
+        { expose: true }, // a configuration fact for the caller, no internals (errors.ts: 5xx bodies)
       );
     if ((await documents.channelSettings(channelId))?.wiki_enabled === false)
       throw new AtlasError(
@@ -96,52 +124,20 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
         `the wiki of channel ${channelId} is disabled in its settings: PUT /api/channels/${channelId}/settings with {"wiki_enabled": true} first`,
         { details: { channel_id: channelId, wiki_enabled: false } },
       );
-    const busy = running.get(channelId);
+    const busy = await wikiJobs.activeJob(channelId);
     if (busy)
-      throw new AtlasError('CONFLICT', `a wiki generation is already running for channel ${channelId}`, {
-        details: { job_id: busy.job_id, channel_id: channelId, started_at: busy.started_at },
+      throw new AtlasError('CONFLICT', `a wiki generation is already ${busy.status} for channel ${channelId}`, {
+        details: { job_id: busy.job_id, channel_id: channelId, started_at: busy.started_at ?? busy.requested_at },
       });
-    const job: WikiJob = {
-      job_id: randomUUID(),
-      channel_id: channelId,
-      mode,
-      status: 'running',
-      started_at: new Date().toISOString(),
-      completed_at: null,
-      result: null,
-      error: null,
-    };
-    running.set(channelId, job);
-    const list = jobs.get(channelId) ?? [];
-    list.push(job);
-    if (list.length > JOBS_KEPT) list.shift();
-    jobs.set(channelId, list);
-    // Status says is_generating from the answer on (generateChannelWiki clears it when done).
-    await wiki.setGenerating(channelId, true);
-    void generate(channelId, mode)
-      .then(async (result) => {
-        job.result = result;
-        job.status = 'completed';
-        // An incremental run that found nothing changed returns before touching the flag set above.
-        if (result.skipped) await wiki.setGenerating(channelId, false);
-      })
-      .catch(async (err: unknown) => {
-        job.status = 'failed';
-        job.error = {
-          code: err instanceof AtlasError ? err.code : 'INTERNAL_ERROR',
-          message: err instanceof Error ? err.message : String(err),
-        };
-        await wiki.setGenerating(channelId, false).catch(() => undefined);
-      })
-      .finally(() => {
-        job.completed_at = new Date().toISOString();
-        running.delete(channelId);
-      });
-    return job;
+    const jobId = randomUUID();
+    await request({ jobId, channelId, mode, requestedAt: new Date().toISOString(), requestedBy });
+    const until = Date.now() + (ports.settleMs ?? 5_000);
+    while (!(await wikiJobs.job(jobId)) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    return { job_id: jobId, channel_id: channelId, mode };
   };
 
   /** The job answer: status `started`, job_id, estimated_duration_seconds (spec), plus channel_id and mode. */
-  const jobAnswer = async (job: WikiJob, status: WikiStatus) => {
+  const jobAnswer = async (job: { job_id: string; channel_id: string; mode: string }, status: WikiStatus) => {
     const { total } = await documents.listMemories({ channelId: job.channel_id, page: 1, limit: 1 });
     return {
       status: 'started' as const,
@@ -165,7 +161,7 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
   app.get('/api/wiki/status', { schema: { querystring: ChannelQuery } }, async ({ query }) => {
     await channelOf(query.channel_id);
     const [status, [current]] = await Promise.all([wiki.status(query.channel_id), wiki.versions(query.channel_id, 1)]);
-    const job = running.get(query.channel_id);
+    const job = await wikiJobs.activeJob(query.channel_id);
     // Spec "Wiki" status: page_count of the current version; next_generation_scheduled is the next daily full
     // rebuild (WIKI_REBUILD_CRON, 02:00 UTC by default; null when it is off).
     return {
@@ -211,30 +207,69 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
     },
   );
 
-  app.get('/api/wiki/metadata', { schema: { querystring: ChannelQuery } }, async ({ query }) => {
-    const structure = await structureOf(query.channel_id);
-    const status = await wiki.status(query.channel_id);
-    const current =
-      status.current_version == null ? null : await wiki.version(query.channel_id, status.current_version);
-    const pages = current?.pages ?? (await wiki.pages(query.channel_id));
-    const byType = (t: WikiPage['page_type']) => pages.filter((p) => p.page_type === t).length;
-    return {
-      channel_id: structure.channel_id,
-      channel_name: structure.channel_name,
-      platform: structure.platform,
-      generated_at: structure.generated_at,
-      is_stale: status.is_stale,
-      is_generating: status.is_generating,
-      current_version: status.current_version,
-      model: current?.model ?? null,
-      page_count: pages.length,
-      topic_count: byType('topic'),
-      sub_topic_count: byType('sub-topic'),
-      citation_count: pages.reduce((n, p) => n + p.citations.length, 0),
-      last_duration_ms: status.last_duration_ms,
-      generation: current?.metadata ?? {},
-    };
-  });
+  /**
+   * GET /api/wiki/metadata (spec "Wiki" Metadata; docs/conventions.md "Wiki metadata"). With `channel_id`: that
+   * channel (unknown: 404), whether or not its wiki was generated; without: the aggregate over every channel
+   * (channel_id null). member_count: distinct authors of live messages (across channels: each person once);
+   * message_count: live messages; memory_count: facts; entity_count: distinct graph entities linked to facts;
+   * media_count: live messages with an attachment or file; page_count: pages of the current wiki (summed over
+   * channels); generation_cost_usd: what the LLM summaries of the last generation cost (0 when extractive; summed over
+   * channels' last generations); generation_duration_ms: the last generation's duration (summed over channels). Both
+   * generation fields are null before any generation (no such value exists). A channel adds what its current version
+   * records: channel_name, platform, generated_at, is_stale, is_generating, current_version, model, topic_count,
+   * sub_topic_count, citation_count, last_duration_ms and `generation` (the version's metadata), null before one.
+   */
+  app.get(
+    '/api/wiki/metadata',
+    { schema: { querystring: z.object({ channel_id: z.string().min(1).optional() }) } },
+    async ({ query }) => {
+      const channelId = query.channel_id ?? null;
+      const channel = channelId === null ? null : await channelOf(channelId);
+      const [counts, generations] = await Promise.all([
+        documents.contentCounts(channelId),
+        wiki.generations(channelId === null ? null : [channelId]),
+      ]);
+      const runs = [...generations.values()];
+      const durations = runs.flatMap((g) => (g.duration_ms === null ? [] : [g.duration_ms]));
+      const common = {
+        channel_id: channelId,
+        member_count: counts.authors,
+        message_count: counts.messages,
+        memory_count: counts.facts,
+        entity_count: counts.entities,
+        media_count: counts.media,
+        page_count: runs.reduce((n, g) => n + g.page_count, 0),
+        generation_cost_usd:
+          runs.length === 0 ? null : Math.round(runs.reduce((n, g) => n + g.cost_usd, 0) * 1e9) / 1e9,
+        generation_duration_ms: durations.length === 0 ? null : durations.reduce((a, b) => a + b, 0),
+      };
+      if (channelId === null || channel === null)
+        return {
+          ...common,
+          channel_count: (await documents.listChannels()).length,
+          generated_channel_count: runs.length,
+        };
+      const status = await wiki.status(channelId);
+      const current = status.current_version == null ? null : await wiki.version(channelId, status.current_version);
+      const pages = current?.pages ?? [];
+      const byType = (t: WikiPage['page_type']) => pages.filter((p) => p.page_type === t).length;
+      return {
+        ...common,
+        channel_name: channel.name,
+        platform: channel.platform,
+        generated_at: current?.generated_at ?? null,
+        is_stale: status.is_stale,
+        is_generating: status.is_generating,
+        current_version: status.current_version,
+        model: current?.model ?? null,
+        topic_count: byType('topic'),
+        sub_topic_count: byType('sub-topic'),
+        citation_count: pages.reduce((n, p) => n + p.citations.length, 0),
+        last_duration_ms: status.last_duration_ms,
+        generation: current?.metadata ?? null,
+      };
+    },
+  );
 
   app.get(
     '/api/wiki/activity',
@@ -245,14 +280,18 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
         : (await documents.listChannels()).map((c) => c.id);
       const activities = [];
       for (const channelId of channelIds) {
-        const [versions, status] = await Promise.all([wiki.versions(channelId, query.limit), wiki.status(channelId)]);
+        const [versions, status, jobs] = await Promise.all([
+          wiki.versions(channelId, query.limit),
+          wiki.status(channelId),
+          wikiJobs.jobs(channelId, JOBS_READ),
+        ]);
         for (const v of versions)
           activities.push({
             channel_id: channelId,
             action: 'generated',
             version_number: v.version_number,
             page_count: v.page_count,
-            duration_ms: durationOf(v, status),
+            duration_ms: durationOf(v, status, jobs),
             timestamp: v.generated_at,
           });
       }
@@ -272,36 +311,37 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
         sync_id: string;
         started_at: string;
         completed_at: string | null;
-        status: 'running' | 'completed' | 'failed';
+        status: 'queued' | 'running' | 'completed' | 'failed';
         mode: string | null;
         version_number: number | null;
         pages_generated: number;
         facts_processed: number;
         error: { code: string; message: string } | null;
       }[] = [];
-      // Runs of this process that saved no version: running, failed, or incremental with nothing changed (skipped).
-      for (const j of jobs.get(channelId) ?? [])
-        if (j.status !== 'completed' || j.result?.skipped)
+      const jobs = await wikiJobs.jobs(channelId, JOBS_READ);
+      // Jobs that saved no version: queued, running, failed, or incremental with nothing changed (skipped).
+      for (const j of jobs)
+        if (j.status !== 'completed' || j.skipped)
           history.push({
             sync_id: j.job_id,
-            started_at: j.started_at,
+            started_at: j.started_at ?? j.requested_at,
             completed_at: j.completed_at,
             status: j.status,
             mode: j.mode,
-            version_number: j.result?.version ?? null,
+            version_number: j.version_number,
             pages_generated: 0,
-            facts_processed: j.result?.facts ?? 0,
+            facts_processed: j.facts,
             error: j.error,
           });
       // Every saved version is one completed run.
       for (const v of await wiki.versions(channelId, query.limit)) {
         const snap = await wiki.version(channelId, v.version_number);
         const meta = snap?.metadata ?? {};
-        const job = jobOfVersion(channelId, v.version_number);
-        const ms = durationOf(v, status);
+        const job = jobOfVersion(jobs, v.version_number);
+        const ms = durationOf(v, status, jobs);
         history.push({
           sync_id: job?.job_id ?? `${channelId}:v${v.version_number}`,
-          started_at: job?.started_at ?? v.generated_at,
+          started_at: job?.started_at ?? job?.requested_at ?? v.generated_at,
           completed_at:
             job?.completed_at ?? (ms == null ? null : new Date(Date.parse(v.generated_at) + ms).toISOString()),
           status: 'completed',
@@ -324,7 +364,7 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
       await channelOf(body.channel_id);
       const status = await wiki.status(body.channel_id);
       const exists = status.current_version != null;
-      const job = await startJob(body.channel_id, exists && !body.force ? 'incremental' : 'full');
+      const job = await startJob(body.channel_id, exists && !body.force ? 'incremental' : 'full', 'api');
       return reply.status(202).send(await jobAnswer(job, status));
     },
   );
@@ -342,18 +382,19 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
       if (body.channel_id) {
         await channelOf(body.channel_id);
         const status = await wiki.status(body.channel_id);
-        const job = await startJob(body.channel_id, 'full');
+        const job = await startJob(body.channel_id, 'full', 'admin');
         return reply.status(202).send(await jobAnswer(job, status));
       }
       // Every channel with facts and no run in progress: one job each.
       const started = [];
       let seconds = 0;
       for (const ch of await documents.listChannels()) {
-        if (running.has(ch.id) || (await documents.channelSettings(ch.id))?.wiki_enabled === false) continue;
+        if ((await wikiJobs.activeJob(ch.id)) || (await documents.channelSettings(ch.id))?.wiki_enabled === false)
+          continue;
         const { total } = await documents.listMemories({ channelId: ch.id, page: 1, limit: 1 });
         if (total === 0) continue;
         const status = await wiki.status(ch.id);
-        const job = await startJob(ch.id, 'full');
+        const job = await startJob(ch.id, 'full', 'admin');
         seconds += estimateSeconds(status, total);
         started.push({ channel_id: ch.id, job_id: job.job_id });
       }
@@ -373,7 +414,7 @@ export const wikiRoutes: FastifyPluginAsync<ApiPorts> = async (instance, ports) 
       const e = await ports.graph.getEntity(params.entity_id);
       if (!e || e.type.toLowerCase() !== params.entity_type.toLowerCase())
         throw notFound(`${params.entity_type} entity`, params.entity_id);
-      const card = await entityCard(ports.graph, documents, e.name);
+      const card = await entityCard(ports.graph, documents, wiki, e.name);
       const facts = [...(await documents.getMemories(e.source_fact_ids)).values()].sort((a, b) =>
         a.message_ts.localeCompare(b.message_ts),
       );

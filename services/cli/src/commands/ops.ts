@@ -1,7 +1,7 @@
 import type { Config } from '@atlas/core';
 import type { LagRow, ResetTarget } from '@atlas/eventlog';
+import { openRuntime, projectorLagRows, type ReplayResult, type Runtime, replayProjector } from '@atlas/runtime';
 import { acquireLock } from '../lock.js';
-import { openRuntime, projectorLagRows, type ReplayResult, type Runtime, replayProjector } from '../runtime.js';
 
 /** Opens the runtime for a short command, holding the data dir lock on the embedded database. */
 export const withRuntime = async <T>(cfg: Config, command: string, fn: (rt: Runtime) => Promise<T>): Promise<T> => {

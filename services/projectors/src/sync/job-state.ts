@@ -4,13 +4,25 @@ import { PlatformError, type ValidationResult } from '@atlas/platforms';
 import type { SyncJobRecord } from '@atlas/stores';
 import type { SyncJobDeps } from './types.js';
 
-/** Percentage where each stage starts (fetching fills 0..70 by messages fetched). */
-const STAGE_START: Record<SyncStage, number> = {
-  fetching_messages: 0,
-  extracting_facts: 70,
-  building_graph: 90,
-  generating_wiki: 97,
+/**
+ * The band of `percentage` each stage fills, in the spec's order (docs/conventions.md "Sync progress").
+ * fetching_messages fills its band by messages fetched over the total known so far; extracting_facts and building_graph
+ * by the projectors' measured progress over what this job appended (stage-wait.ts: committed offsets of their consumer
+ * groups between where they stood when the stage began and the job's last event); generating_wiki moves from its start
+ * to its end when the wiki is saved. Only a completed job reads 100. The bands follow where a sync spends its time:
+ * nearly all of it in fetching and in extraction (facts, keyword index, embeddings), their split depending on the
+ * platform's pace (a live platform's rate limits lengthen fetching) and the machine; so fetching and extraction share
+ * the first 90 points (test/sync-progress.e2e.test.ts prints the split of its run).
+ */
+export const STAGE_BANDS: Readonly<Record<SyncStage, readonly [number, number]>> = {
+  fetching_messages: [0, 40],
+  extracting_facts: [40, 90],
+  building_graph: [90, 95],
+  generating_wiki: [95, 99],
 };
+
+/** How often a stage reports measured progress at most (ms), unless the percentage moved by a whole point. */
+const PROGRESS_EMIT_MS = 1000;
 
 /** The job's state, emitted as SyncJobUpdated events (atlas.sync-jobs) with a growing seq. */
 export class JobState {
@@ -24,9 +36,14 @@ export class JobState {
   cursor: string | null;
   facts = 0;
   entities = 0;
+  /** Progress inside the current stage after fetching, 0..1 (measured by the stage's waits). */
+  private within = 0;
   private readonly runStart = Date.now();
   private highest: number;
-  private readonly processedAtStart: number;
+  /** The percentage this run started from (a resumed job keeps what it had reached). */
+  private readonly startPct: number;
+  private lastEmit = 0;
+  private lastEmitPct = -1;
 
   constructor(
     readonly job: SyncJobRecord,
@@ -35,39 +52,66 @@ export class JobState {
     this.seq = job.seq;
     this.total = Math.max(job.total_messages, job.estimated_messages);
     this.processed = job.processed_messages;
-    this.processedAtStart = job.processed_messages;
     this.failing = job.failing_messages;
     this.synced = job.messages_synced;
     this.cursor = job.cursor;
-    this.highest = job.percentage;
+    this.highest = Math.min(job.percentage, STAGE_BANDS.generating_wiki[1]);
+    this.startPct = this.highest;
   }
 
-  /** 0..100, never lower than an earlier emit of this run (the total can grow while fetching). */
+  /** Enters a later stage (progress inside it starts at 0; the percentage never goes back). */
+  enter(stage: SyncStage): void {
+    this.stage = stage;
+    this.within = 0;
+  }
+
+  /**
+   * 0..100 by the stage's band (STAGE_BANDS) and the progress inside it; never lower than an earlier value of this
+   * job (the total can grow while fetching); 100 only when completed, at most 99 before.
+   */
   percentage(): number {
     if (this.status === 'completed') return 100;
-    const base = STAGE_START[this.stage];
-    const now =
-      this.stage !== 'fetching_messages' ? base : Math.min(70, this.total > 0 ? (70 * this.processed) / this.total : 0);
-    this.highest = Math.max(this.highest, now);
+    const [from, to] = STAGE_BANDS[this.stage];
+    const f =
+      this.stage === 'fetching_messages'
+        ? this.total > 0
+          ? Math.min(1, this.processed / this.total)
+          : 0
+        : this.within;
+    this.highest = Math.max(this.highest, from + (to - from) * Math.min(1, Math.max(0, f)));
     return this.highest;
   }
 
-  /** Linear extrapolation of this run's pace; null before any progress. */
+  /**
+   * Measured progress inside the current stage (0..1, never lower than before); emits an update when the
+   * percentage moved by a whole point or PROGRESS_EMIT_MS passed since the last one.
+   */
+  async progress(fraction: number): Promise<void> {
+    this.within = Math.max(this.within, Math.min(1, Math.max(0, fraction)));
+    const pct = Math.floor(this.percentage());
+    if (pct > this.lastEmitPct || Date.now() - this.lastEmit >= PROGRESS_EMIT_MS) await this.emit();
+  }
+
+  /**
+   * When the job should end at the pace this run has kept (percentage points gained since it started, over the time
+   * it took), always after `now`; null before any progress, and for a job that is not running (a finished job's end
+   * is its completed_at; docs/conventions.md "Values that do not exist").
+   */
   private estimate(now: Date): string | null {
-    if (this.status !== 'running') return now.toISOString();
+    if (this.status !== 'running') return null;
     const pct = this.percentage();
-    const done = this.processed - this.processedAtStart;
-    if (pct <= 0 || (this.stage === 'fetching_messages' && done <= 0)) return null;
+    const gained = pct - this.startPct;
     const elapsed = Date.now() - this.runStart;
-    const fraction =
-      this.stage === 'fetching_messages' ? done / Math.max(1, this.total - this.processedAtStart) : pct / 100;
-    const left = (elapsed / Math.max(fraction, 0.01)) * (1 - fraction) * (this.stage === 'fetching_messages' ? 1.4 : 1);
-    return new Date(now.getTime() + left).toISOString();
+    if (gained <= 0 || elapsed <= 0) return null;
+    const left = (elapsed * (100 - pct)) / gained;
+    return new Date(now.getTime() + Math.max(1, left)).toISOString();
   }
 
   async emit(error: SyncJobError | null = null): Promise<void> {
     const now = this.deps.now?.() ?? new Date();
     this.seq += 1;
+    this.lastEmit = Date.now();
+    this.lastEmitPct = Math.floor(this.percentage());
     const terminal = this.status !== 'running';
     const data: SyncJobUpdated = {
       jobId: this.job.job_id,

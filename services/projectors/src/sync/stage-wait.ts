@@ -35,6 +35,10 @@ export const endOffset = async (eventLog: EventLog, group: string, topic: string
  * matters, so a busy partition of other channels does not keep a job waiting. Resolves false after `timeoutMs`
  * (the projectors are not running or are stuck), true when caught up; rejects when `signal` aborts. Lag 0 counts as
  * caught up: on Kafka a transaction marker can hold the end offset one past the last committed event.
+ *
+ * `opts.onProgress`, when given, is called after each poll with the progress of the slowest group, 0..1: its
+ * committed offset's way from where it stood at the first poll to `target` (1 once caught up). It may be async
+ * (awaited before the next poll).
  */
 export const waitForGroups = async (
   eventLog: EventLog,
@@ -43,22 +47,28 @@ export const waitForGroups = async (
   partition: number,
   target: number,
   signal: AbortSignal,
-  opts: { pollMs?: number; timeoutMs?: number } = {},
+  opts: { pollMs?: number; timeoutMs?: number; onProgress?: (fraction: number) => unknown } = {},
 ): Promise<boolean> => {
-  if (target <= 0 || groups.length === 0) return true;
+  if (target <= 0 || groups.length === 0) {
+    await opts.onProgress?.(1);
+    return true;
+  }
   const until = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
+  const startOf = new Map<string, number>();
   for (;;) {
     if (signal.aborted) aborted(signal);
-    let behind = false;
+    let slowest = 1;
     for (const group of groups) {
       const row = (await eventLog.lag(group, [topic])).find((r) => r.partition === partition);
-      const done = row !== undefined && ((row.committedOffset ?? -1) >= target || row.lag === 0);
-      if (!done) {
-        behind = true;
-        break;
-      }
+      const committed = row?.committedOffset ?? -1;
+      const done = row !== undefined && (committed >= target || row.lag === 0);
+      if (done) continue;
+      if (!startOf.has(group)) startOf.set(group, Math.min(committed, target));
+      const from = startOf.get(group)!;
+      slowest = Math.min(slowest, target > from ? Math.max(0, committed - from) / (target - from) : 0);
     }
-    if (!behind) return true;
+    await opts.onProgress?.(slowest);
+    if (slowest >= 1) return true;
     if (Date.now() > until) return false;
     await pause(opts.pollMs ?? 100, signal);
   }

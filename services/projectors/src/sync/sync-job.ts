@@ -128,29 +128,40 @@ const fetchLateReplies = async (run: Run): Promise<void> => {
   }
 };
 
-/** extracting_facts, building_graph: waits until the stage groups have consumed what this job appended. */
+/**
+ * extracting_facts, building_graph: waits until the stage groups have consumed what this job appended, reporting
+ * their measured progress to the job's state (each stage's two waits fill its two halves: messages then facts for
+ * extracting_facts, facts then graph for building_graph; a wait with no groups counts as done).
+ */
 const waitForPipeline = async (run: Run): Promise<void> => {
   const { job, deps, state, signal } = run;
-  const wait = async (groups: string[], topic: string, target: (p: number) => Promise<number>) => {
-    if (groups.length === 0) return;
+  const wait = async (
+    groups: string[],
+    topic: string,
+    target: (p: number) => Promise<number>,
+    half: 0 | 1,
+  ): Promise<void> => {
+    const report = (f: number) => state.progress((half + f) / 2);
+    if (groups.length === 0) return report(1);
     const p = await channelPartition(deps.eventLog, topic, job.channel_id);
     const ok = await waitForGroups(deps.eventLog, groups, topic, p, await target(p), signal, {
       pollMs: deps.pollMs,
       timeoutMs: deps.stageTimeoutMs,
+      onProgress: report,
     });
     if (!ok) deps.log?.warn({ jobId: job.job_id, topic, groups }, 'sync: projectors did not catch up in time');
   };
   // Offsets after the facts projector passed this job's messages: every fact set of them is on atlas.facts by then.
   const end = (topic: string, groups: string[]) => (p: number) =>
     endOffset(deps.eventLog, groups[0] ?? 'none', topic, p);
-  state.stage = 'extracting_facts';
+  state.enter('extracting_facts');
   await state.emit();
-  await wait(deps.stageGroups.messages, TOPICS.messages, async () => run.fetcher.lastOffset + 1);
-  await wait(deps.stageGroups.facts, TOPICS.facts, end(TOPICS.facts, deps.stageGroups.facts));
-  state.stage = 'building_graph';
+  await wait(deps.stageGroups.messages, TOPICS.messages, async () => run.fetcher.lastOffset + 1, 0);
+  await wait(deps.stageGroups.facts, TOPICS.facts, end(TOPICS.facts, deps.stageGroups.facts), 1);
+  state.enter('building_graph');
   await state.emit();
-  await wait(deps.stageGroups.graphFacts, TOPICS.facts, end(TOPICS.facts, deps.stageGroups.graphFacts));
-  await wait(deps.stageGroups.graph, TOPICS.graph, end(TOPICS.graph, deps.stageGroups.graph));
+  await wait(deps.stageGroups.graphFacts, TOPICS.facts, end(TOPICS.facts, deps.stageGroups.graphFacts), 0);
+  await wait(deps.stageGroups.graph, TOPICS.graph, end(TOPICS.graph, deps.stageGroups.graph), 1);
 };
 
 /** Records the end of a job that did not complete: cancelled, or failed with the spec's error; nothing on shutdown. */
@@ -218,11 +229,12 @@ export const runSyncJob = async (job: SyncJobRecord, deps: SyncJobDeps, signal: 
     state.total = state.processed;
 
     await waitForPipeline(run);
-    state.stage = 'generating_wiki';
+    state.enter('generating_wiki');
     await state.emit();
     await deps.generateWiki?.(channelId).catch((err: unknown) => {
       deps.log?.warn({ jobId: job.job_id, err }, 'sync: wiki generation failed; the wiki scheduler retries it');
     });
+    await state.progress(1);
     const outcome = await deps.sync.outcomeSince(
       channelId,
       job.started_at ?? job.requested_at ?? new Date(0).toISOString(),

@@ -8,7 +8,7 @@ import type { SyncStore } from '@atlas/stores';
  * job keeps the update with the highest seq, a request only fills the request's fields, a channel's cursor only
  * moves forward.
  */
-export const syncJobsProjector: Projector<{ sync: SyncStore }> = {
+export const syncJobsProjector: Projector<{ sync: SyncStore }, 'SyncRequested' | 'SyncCancelled' | 'SyncJobUpdated'> = {
   name: 'sync-jobs',
   topics: [TOPICS.commands, TOPICS.syncJobs],
   handles: ['SyncRequested', 'SyncCancelled', 'SyncJobUpdated'],

@@ -1,7 +1,6 @@
 import { deterministicId, dueScheduleRun, type NewEvent, TOPICS } from '@atlas/core';
 import type { EventLog } from '@atlas/eventlog';
 import type { ConnectionStore, DocumentStore, SyncJobRecord, SyncScheduleStore, SyncStore } from '@atlas/stores';
-import type { Runtime } from '../runtime.js';
 
 /** What the sync scheduler reads and where it appends (the runtime's stores and log). */
 export interface SyncSchedulerDeps {
@@ -45,10 +44,10 @@ const covers = (j: SyncJobRecord, due: number): boolean =>
   (j.started_at !== null && Date.parse(j.started_at) >= due);
 
 /**
- * One pass of the sync scheduler (issue 8 "Schedules"): for each enabled schedule, the latest due time at or before
- * now and after the schedule was saved (one catch-up firing after downtime, never a backlog) gets a SyncRequested
- * (`requestedBy: 'scheduler'`, job id scheduledJobId) on atlas.commands, unless that job exists already, a sync of the
- * channel was open at the due time or started since, the channel is in no connection selecting it, or its
+ * One pass of the sync scheduler (docs/sync.md "Sync schedules"): for each enabled schedule, the latest due time at or
+ * before now and after the schedule was saved (one catch-up firing after downtime, never a backlog) gets a
+ * SyncRequested (`requestedBy: 'scheduler'`, job id scheduledJobId) on atlas.commands, unless that job exists already,
+ * a sync of the channel was open at the due time or started since, the channel is in no connection selecting it, or its
  * sync_enabled setting is off. Idempotent across processes: the job id is a function of (channel, due time), so two
  * schedulers that both fire one due time request one job (the sync store and the worker key jobs by id).
  * estimated_messages as POST /api/sync: a first sync the stored messages or SYNC_MAX_MESSAGES, later the mean of the
@@ -152,14 +151,3 @@ export const startSyncScheduler = (deps: SyncSchedulerDeps, opts: { intervalMs?:
   timer.unref();
   return { tick: pass, stop: () => clearInterval(timer) };
 };
-
-/** The scheduler's dependencies on a runtime: its stores, log and SYNC_MAX_MESSAGES. */
-export const syncSchedulerDepsOf = (rt: Runtime, over: Partial<SyncSchedulerDeps> = {}): SyncSchedulerDeps => ({
-  eventLog: rt.eventLog,
-  schedules: rt.syncSchedules,
-  sync: rt.sync,
-  connections: rt.connections,
-  documents: rt.documents,
-  maxMessages: rt.cfg.SYNC_MAX_MESSAGES,
-  ...over,
-});

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { type StoredEvent, type SyncCancelled, type SyncJobUpdated, type SyncRequested, TOPICS } from '@atlas/core';
+import { type AnyStoredEvent, type SyncCancelled, type SyncJobUpdated, type SyncRequested, TOPICS } from '@atlas/core';
 import { groupOf, type Subscription } from '@atlas/eventlog';
 import type { SyncJobRecord } from '@atlas/stores';
 import PQueue from 'p-queue';
@@ -59,7 +59,7 @@ const recordOf = (c: SyncRequested): SyncJobRecord => ({
 });
 
 /**
- * Starts the sync worker (issue 8 "Sync jobs"): a member of the consumer group `atlas.sync-worker` on atlas.commands.
+ * Starts the sync worker (docs/sync.md "Jobs"): a member of the consumer group `atlas.sync-worker` on atlas.commands.
  * SyncRequested queues a job (run by runSyncJob, at most `concurrency` at once, one at a time per channel; the command
  * is committed once queued, so a SyncCancelled behind it on the channel's partition is seen while the job runs);
  * SyncCancelled aborts the job (or ends a queued one) as `cancelled`. On start it resumes every job the store shows
@@ -87,7 +87,7 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
       failingMessages: job.failing_messages,
       percentage: job.percentage,
       startedAt: job.started_at ?? at,
-      estimatedCompletion: at,
+      estimatedCompletion: null, // a finished job has no estimate (docs/conventions.md)
       completedAt: at,
       cursor: job.cursor,
       messagesSynced: job.messages_synced,
@@ -137,10 +137,10 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
     if (job && (job.status === 'queued' || job.status === 'running')) await endCancelled(job, c.cancelledAt);
   };
 
-  const handle = async (batch: StoredEvent[]) => {
+  const handle = async (batch: AnyStoredEvent[]) => {
     for (const e of batch) {
-      if (e.type === 'SyncRequested') enqueue(recordOf(e.data as SyncRequested));
-      else if (e.type === 'SyncCancelled') await cancel(e.data as SyncCancelled);
+      if (e.type === 'SyncRequested') enqueue(recordOf(e.data));
+      else if (e.type === 'SyncCancelled') await cancel(e.data);
     }
   };
 
@@ -169,7 +169,8 @@ export const startSyncWorker = async (deps: SyncJobDeps, opts: SyncWorkerOptions
     stop: async () => {
       shutdown.abort(new WorkerShutdown('sync worker stopping'));
       await sub.stop();
-      queue.clear();
+      // No queue.clear(): a cleared task's promise never settles, so its channel's tail would hold this stop forever.
+      // A queued task starts, sees the shutdown and returns, leaving its job open for the next worker.
       await Promise.all([...tails.values()]);
     },
   };

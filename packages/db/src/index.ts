@@ -1,0 +1,2 @@
+export * from './db.js';
+export * from './migrate.js';

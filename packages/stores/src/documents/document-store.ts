@@ -1,0 +1,431 @@
+import type {
+  ChannelDiscovered,
+  ChannelSettings,
+  EntitiesExtracted,
+  FactsExtracted,
+  MessageIngested,
+} from '@atlas/core';
+import type { DatabaseHandle } from '@atlas/db';
+import { type Kysely, sql } from 'kysely';
+import { deleteChannelPart, messagesBefore, settingsOf, writeSettings } from './channel-data.js';
+import type {
+  ChannelDataPart,
+  ChannelDetailView,
+  ChannelView,
+  DocumentStore,
+  ExpiredMessage,
+  MemoryDetailView,
+  MemoryListView,
+  MemoryQuery,
+  MessagePage,
+  MessageView,
+} from './port.js';
+import {
+  cursorToIso,
+  iso,
+  preciseTimestamp,
+  toChannelView,
+  toMemoryDetail,
+  toMemoryList,
+  toMessageView,
+} from './rows.js';
+import type { DocumentTables } from './tables.js';
+import { CHUNK, writeFacts, writeGraphLinks } from './writes.js';
+
+export { cursorToIso, preciseTimestamp } from './rows.js';
+
+/** The DocumentStore on Postgres or PGlite through Kysely (one implementation for both). */
+export class KyselyDocumentStore implements DocumentStore {
+  private readonly db: Kysely<DocumentTables>;
+
+  constructor(db: DatabaseHandle['db']) {
+    this.db = db.withTables<DocumentTables>();
+  }
+
+  async truncate(): Promise<void> {
+    // Raw: the builder has no truncate.
+    await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions`.execute(this.db);
+  }
+
+  async upsertChannel(c: ChannelDiscovered, syncedAt: Date): Promise<void> {
+    const row = {
+      id: c.channelId,
+      platform: c.platform,
+      workspace_id: c.workspaceId,
+      workspace_name: c.workspaceName,
+      name: c.name,
+      is_private: c.isPrivate,
+      member_count: c.memberCount,
+      topic: c.topic,
+      platform_created_at: c.createdAt,
+      last_sync: syncedAt,
+    };
+    await this.db
+      .insertInto('channels')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          ...row,
+          last_sync: sql`greatest(${eb.ref('channels.last_sync')}, ${eb.ref('excluded.last_sync')})`,
+          updated_at: sql`now()`,
+        })),
+      )
+      .execute();
+  }
+
+  async upsertMessages(messages: readonly MessageIngested[]): Promise<void> {
+    const rows = messages.map((m) => ({
+      channel_id: m.channelId,
+      id: m.platformMessageId,
+      message_uuid: m.messageId,
+      platform: m.platform,
+      text: m.text,
+      author_id: m.author.id,
+      author_name: m.author.name,
+      author_is_bot: m.author.isBot,
+      ts: m.platform === 'platform_a' ? preciseTimestamp(m.platformMessageId, m.timestamp) : m.timestamp,
+      thread_ts: m.threadTs,
+      reply_to_id: m.replyToId,
+      subtype: m.subtype,
+      reactions: JSON.stringify(m.reactions),
+      attachments: JSON.stringify(m.attachments),
+      has_media: m.attachments.length > 0,
+      edited_at: m.editedAt,
+      permalink: m.permalink,
+      content_hash: m.contentHash,
+    }));
+    // The last event of a message wins inside one batch too.
+    const latest = [...new Map(rows.map((r) => [`${r.channel_id}\u0000${r.id}`, r])).values()];
+    for (let i = 0; i < latest.length; i += CHUNK) {
+      await this.db
+        .insertInto('messages')
+        .values(latest.slice(i, i + CHUNK))
+        .onConflict((oc) =>
+          oc.columns(['channel_id', 'id']).doUpdateSet((eb) => ({
+            text: eb.ref('excluded.text'),
+            author_id: eb.ref('excluded.author_id'),
+            author_name: eb.ref('excluded.author_name'),
+            author_is_bot: eb.ref('excluded.author_is_bot'),
+            thread_ts: eb.ref('excluded.thread_ts'),
+            reply_to_id: eb.ref('excluded.reply_to_id'),
+            subtype: eb.ref('excluded.subtype'),
+            reactions: eb.ref('excluded.reactions'),
+            attachments: eb.ref('excluded.attachments'),
+            has_media: eb.ref('excluded.has_media'),
+            edited_at: eb.ref('excluded.edited_at'),
+            permalink: eb.ref('excluded.permalink'),
+            content_hash: eb.ref('excluded.content_hash'),
+            deleted_at: null,
+          })),
+        )
+        .execute();
+    }
+  }
+
+  async markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void> {
+    await this.db
+      .updateTable('messages')
+      .set({ deleted_at: deletedAt, text: '', reactions: '[]', attachments: '[]', has_media: false })
+      .where('channel_id', '=', channelId)
+      .where('id', '=', platformMessageId)
+      .execute();
+  }
+
+  replaceFacts(sets: readonly FactsExtracted[]): Promise<void> {
+    return writeFacts(this.db, sets);
+  }
+
+  replaceGraphLinks(sets: readonly EntitiesExtracted[]): Promise<void> {
+    return writeGraphLinks(this.db, sets);
+  }
+
+  /** Overlays graph links and validity (replaceGraphLinks) on memory rows. */
+  private async withGraphLinks<T extends MemoryDetailView>(rows: T[]): Promise<T[]> {
+    if (rows.length === 0) return rows;
+    const ids = rows.map((r) => r.id);
+    const ents = await this.db
+      .selectFrom('memory_entities')
+      .select(['fact_id', 'entity_id'])
+      .where('fact_id', 'in', ids)
+      .orderBy('entity_id')
+      .execute();
+    const sups = await this.db
+      .selectFrom('fact_supersessions')
+      .selectAll()
+      .where('fact_id', 'in', ids)
+      .orderBy('invalid_at')
+      .execute();
+    const byFact = new Map<string, string[]>();
+    for (const e of ents) byFact.set(e.fact_id, [...(byFact.get(e.fact_id) ?? []), e.entity_id]);
+    return rows.map((r) => {
+      const mine = sups.filter((x) => x.fact_id === r.id);
+      const certain = mine.filter((x) => x.certain).at(-1);
+      return {
+        ...r,
+        graph_entity_ids: byFact.get(r.id) ?? r.graph_entity_ids,
+        superseded_by: certain?.superseded_by ?? r.superseded_by,
+        invalid_at: certain ? iso(certain.invalid_at as Date) : r.invalid_at,
+        potential_contradiction: r.potential_contradiction || mine.some((x) => !x.certain),
+      };
+    });
+  }
+
+  deleteChannelData(channelId: string, part: ChannelDataPart): Promise<number> {
+    return deleteChannelPart(this.db, channelId, part);
+  }
+
+  applyChannelSettings(channelId: string, settings: ChannelSettings): Promise<boolean> {
+    return writeSettings(this.db, channelId, settings);
+  }
+
+  async channelSettings(channelId: string): Promise<ChannelSettings | null> {
+    const row = await this.db.selectFrom('channels').select('settings').where('id', '=', channelId).executeTakeFirst();
+    return row ? settingsOf(row.settings as Record<string, unknown>) : null;
+  }
+
+  async channelSettingsMany(channelIds: readonly string[]): Promise<Map<string, ChannelSettings>> {
+    const ids = [...new Set(channelIds)];
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('channels').select(['id', 'settings']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, settingsOf(r.settings as Record<string, unknown>)]));
+  }
+
+  async channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]> {
+    const rows = await this.db
+      .selectFrom('channels')
+      .select(['id', 'settings'])
+      .where(sql<boolean>`settings ? 'retention_days' and jsonb_typeof(settings->'retention_days') = 'number'`)
+      .orderBy('id')
+      .execute();
+    return rows.flatMap((r) => {
+      const days = settingsOf(r.settings as Record<string, unknown>).retention_days;
+      return days === null ? [] : [{ channelId: r.id, retentionDays: days }];
+    });
+  }
+
+  messagesBefore(channelId: string, before: string, limit: number): Promise<ExpiredMessage[]> {
+    return messagesBefore(this.db, channelId, before, limit);
+  }
+
+  async listChannels(): Promise<ChannelView[]> {
+    const rows = await this.channelQuery().orderBy('c.name').execute();
+    return rows.map(toChannelView);
+  }
+
+  async getChannel(channelId: string): Promise<ChannelDetailView | null> {
+    const row = await this.channelQuery()
+      .select(['c.created_at', 'c.platform_created_at', 'c.settings'])
+      .where('c.id', '=', channelId)
+      .executeTakeFirst();
+    if (!row) return null;
+    const tags = await sql<{ entities: number; topics: number }>`select
+        (select count(distinct entity_id) from memory_entities where channel_id = ${channelId})::int as entities,
+        (select count(distinct t) from memories, unnest(topic_tags) t where channel_id = ${channelId})::int as topics`.execute(
+      this.db,
+    );
+    const settings = (row.settings ?? {}) as Record<string, unknown>;
+    return {
+      ...toChannelView(row),
+      created_at: iso(row.platform_created_at ?? row.created_at)!,
+      entity_count: Number(tags.rows[0]?.entities ?? 0),
+      topic_count: Number(tags.rows[0]?.topics ?? 0),
+      settings: {
+        sync_enabled: settings.sync_enabled !== false,
+        wiki_enabled: settings.wiki_enabled !== false,
+        graph_enabled: settings.graph_enabled !== false,
+      },
+    };
+  }
+
+  async knownChannels(channelIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(channelIds)];
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('channels').select('id').where('id', 'in', ids).execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async contentCounts(
+    channelId: string | null,
+  ): Promise<{ authors: number; messages: number; media: number; facts: number; entities: number }> {
+    const m = channelId === null ? sql`true` : sql`channel_id = ${channelId}`;
+    const r = await sql<{ authors: number; messages: number; media: number; facts: number; entities: number }>`select
+        (select count(distinct author_id) from messages where ${m} and deleted_at is null)::int as authors,
+        (select count(*) from messages where ${m} and deleted_at is null)::int as messages,
+        (select count(*) from messages where ${m} and deleted_at is null and has_media)::int as media,
+        (select count(*) from memories where ${m})::int as facts,
+        (select count(distinct entity_id) from memory_entities where ${m})::int as entities`.execute(this.db);
+    const row = r.rows[0]!;
+    return {
+      authors: Number(row.authors),
+      messages: Number(row.messages),
+      media: Number(row.media),
+      facts: Number(row.facts),
+      entities: Number(row.entities),
+    };
+  }
+
+  private channelQuery() {
+    return this.db.selectFrom('channels as c').select((eb) => [
+      'c.id',
+      'c.name',
+      'c.platform',
+      'c.last_sync',
+      eb
+        .selectFrom('messages as m')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('m.channel_id', '=', 'c.id')
+        .where('m.deleted_at', 'is', null)
+        .as('message_count'),
+      eb
+        .selectFrom('memories as f')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('f.channel_id', '=', 'c.id')
+        .as('fact_count'),
+    ]);
+  }
+
+  async listMessages(channelId: string, q: { limit: number; before?: string; after?: string }): Promise<MessagePage> {
+    let query = this.db
+      .selectFrom('messages')
+      .selectAll()
+      .select(sql<string>`to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor'))
+      .where('channel_id', '=', channelId)
+      .where('deleted_at', 'is', null);
+    if (q.before) query = query.where('ts', '<', cursorToIso(q.before));
+    if (q.after) query = query.where('ts', '>', cursorToIso(q.after));
+    // With only `after`, the page is the messages right after it (paging forward); otherwise the newest before `before`.
+    const forward = Boolean(q.after) && !q.before;
+    const dir = forward ? 'asc' : 'desc';
+    const rows = await query
+      .orderBy('ts', dir)
+      .orderBy('id', dir)
+      .limit(q.limit + 1)
+      .execute();
+    const page = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    const cursor = hasMore ? (page[page.length - 1]?.cursor ?? null) : null;
+    return { messages: (forward ? page.reverse() : page).map(toMessageView), has_more: hasMore, next_cursor: cursor };
+  }
+
+  async getMessages(channelId: string, ids: readonly string[]): Promise<MessageView[]> {
+    const out: MessageView[] = [];
+    for (let i = 0; i < ids.length; i += 1000) {
+      const rows = await this.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('channel_id', '=', channelId)
+        .where('id', 'in', ids.slice(i, i + 1000))
+        .where('deleted_at', 'is', null)
+        .execute();
+      out.push(...rows.map(toMessageView));
+    }
+    return out;
+  }
+
+  async getMessagesIn(
+    keys: readonly { channelId: string; id: string }[],
+  ): Promise<{ channelId: string; message: MessageView }[]> {
+    const wanted = new Set(keys.map((k) => `${k.channelId}\u0000${k.id}`));
+    const out: { channelId: string; message: MessageView }[] = [];
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      const rows = await this.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('channel_id', 'in', [...new Set(chunk.map((k) => k.channelId))])
+        .where('id', 'in', [...new Set(chunk.map((k) => k.id))])
+        .where('deleted_at', 'is', null)
+        .execute();
+      for (const r of rows)
+        if (wanted.delete(`${r.channel_id}\u0000${r.id}`))
+          out.push({ channelId: r.channel_id, message: toMessageView(r) });
+    }
+    return out;
+  }
+
+  async messageHashes(channelId: string): Promise<Map<string, string>> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['id', 'content_hash'])
+      .where('channel_id', '=', channelId)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r.content_hash]));
+  }
+
+  async listMemories(q: MemoryQuery): Promise<{ rows: MemoryListView[]; total: number }> {
+    let base = this.db.selectFrom('memories').where('channel_id', '=', q.channelId);
+    if (q.topic) base = base.where(sql<boolean>`${q.topic} = any(topic_tags)`);
+    if (q.entity) base = base.where(sql<boolean>`${q.entity} = any(entity_tags)`);
+    if (q.importance) base = base.where('importance', '=', q.importance);
+    if (q.factType) base = base.where('fact_type', '=', q.factType);
+    if (q.since) base = base.where('message_ts', '>=', q.since);
+    if (q.until) base = base.where('message_ts', '<=', q.until);
+    const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const rows = await base
+      .selectAll()
+      .orderBy('message_ts', 'desc')
+      .orderBy('id')
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit)
+      .execute();
+    return { rows: rows.map(toMemoryList), total: Number(total.n) };
+  }
+
+  async getMemory(id: string): Promise<MemoryDetailView | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+    const row = await this.db.selectFrom('memories').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return null;
+    const [withLinks] = await this.withGraphLinks([toMemoryDetail(row)]);
+    const { permalink: _permalink, ...detail } = withLinks!;
+    return detail;
+  }
+
+  async getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('memories').selectAll().where('id', 'in', ids).execute();
+    return new Map((await this.withGraphLinks(rows.map(toMemoryDetail))).map((r) => [r.id, r]));
+  }
+
+  async topicCounts(channelId: string): Promise<{ tag: string; count: number }[]> {
+    const r = await sql<{ tag: string; count: number }>`select t as tag, count(*)::int as count
+      from memories, unnest(topic_tags) t where channel_id = ${channelId} group by t order by count desc, t limit 500`.execute(
+      this.db,
+    );
+    return r.rows.map((x) => ({ tag: x.tag, count: Number(x.count) }));
+  }
+
+  async entityCounts(q: { channelId?: string; limit: number }): Promise<{ name: string; count: number }[]> {
+    const where = q.channelId === undefined ? sql`true` : sql`channel_id = ${q.channelId}`;
+    const r = await sql<{ name: string; count: number }>`select e as name, count(*)::int as count
+      from memories, unnest(entity_tags) e where ${where} group by e order by count desc, e limit ${q.limit}`.execute(
+      this.db,
+    );
+    return r.rows.map((x) => ({ name: x.name, count: Number(x.count) }));
+  }
+
+  async qualityStats(): Promise<{ avgQualityScore: number; highImportanceFacts: number; decisionCount: number }> {
+    const r = await sql<{
+      avg: number | null;
+      high: number;
+      decisions: number;
+    }>`select avg(quality_score)::float8 as avg,
+      (count(*) filter (where importance = 'high'))::int as high, (count(*) filter (where fact_type = 'decision'))::int as decisions
+      from memories`.execute(this.db);
+    const row = r.rows[0]!;
+    return {
+      avgQualityScore: Number(row.avg ?? 0),
+      highImportanceFacts: Number(row.high),
+      decisionCount: Number(row.decisions),
+    };
+  }
+
+  async counts(): Promise<{ channels: number; messages: number; facts: number }> {
+    const r = await sql<{ channels: number; messages: number; facts: number }>`select
+      (select count(*) from channels)::int as channels,
+      (select count(*) from messages where deleted_at is null)::int as messages,
+      (select count(*) from memories)::int as facts`.execute(this.db);
+    const row = r.rows[0]!;
+    return { channels: Number(row.channels), messages: Number(row.messages), facts: Number(row.facts) };
+  }
+}

@@ -1,0 +1,169 @@
+import path from 'node:path';
+import { AtlasError, type BreakerLogger, BreakerSet, type Config, CredentialCipher } from '@atlas/core';
+import { type EmbeddedLogOptions, eventLogKind, TimeSlicedDialect, TimeSlicer } from '@atlas/eventlog';
+import {
+  type FactExtractor,
+  LlmEntityExtractor,
+  LlmFactExtractor,
+  OfflineEntityExtractor,
+  OfflineFactExtractor,
+} from '@atlas/pipeline';
+import { instrumentLlmChains, RuntimeMetrics, WikiGenerator } from '@atlas/projectors';
+import { HttpWebSearchProvider, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
+import { estimateLlmCostUsd, type GuardedStore, openDatabase } from '@atlas/stores';
+import { completionSummarizer } from '@atlas/wiki';
+import { pino } from 'pino';
+import { migrateStores, openEventLog, openStores, type RuntimeStores } from './open-stores.js';
+import type { Runtime, RuntimeStep } from './runtime.js';
+
+/** `x` with a checkpoint of `slicer` before each `extract` (the same object otherwise: instanceof holds). */
+const slicedExtractor = <T extends { extract(input: never): Promise<unknown> }>(x: T, slicer: TimeSlicer): T => {
+  const sliced = Object.create(x) as T;
+  const extract = x.extract.bind(x) as (input: unknown) => Promise<unknown>;
+  Object.defineProperty(sliced, 'extract', {
+    value: async (input: unknown) => {
+      await slicer.checkpoint();
+      return extract(input);
+    },
+  });
+  return sliced;
+};
+
+/** Where the embedded database lives inside ATLAS_DATA_DIR. */
+export const pgliteDir = (cfg: Config): string =>
+  cfg.ATLAS_DATA_DIR.startsWith('memory://') ? 'memory://' : path.join(cfg.ATLAS_DATA_DIR, 'pglite');
+
+/**
+ * The fact extractor configuration asks for (FACT_EXTRACTOR): the fast LLM tier (`llm`, or `auto` with LLM_BASE_URL
+ * set) or the regex fast path (`offline`, or `auto` without an LLM). `llm` without a configured provider fails at start
+ * (AtlasError INVALID_REQUEST).
+ */
+export const factExtractorOf = (cfg: Config, fast: LlmChains['fast']): FactExtractor => {
+  const mode = cfg.FACT_EXTRACTOR === 'auto' ? (fast ? 'llm' : 'offline') : cfg.FACT_EXTRACTOR;
+  if (mode === 'offline') return new OfflineFactExtractor();
+  if (!fast)
+    throw new AtlasError('INVALID_REQUEST', 'FACT_EXTRACTOR=llm needs LLM_BASE_URL (no LLM provider is configured)');
+  return new LlmFactExtractor({ llm: fast, model: cfg.LLM_FAST_MODEL });
+};
+
+/**
+ * Opens the database (PGlite in ATLAS_DATA_DIR, or PostgreSQL when DATABASE_URL is set), applies every store's
+ * migrations, registers the Avro schemas and creates the topics, then the stores and providers. `onStep` hears each
+ * step as it starts. The migrations, the schema registration and the topics run as background work of the runtime's
+ * TimeSlicer (PROJECTION_SLICE_MS): the event loop gets a turn at least every slice meanwhile; opening PGlite itself is
+ * one synchronous step.
+ * Errors: AtlasError INVALID_REQUEST for a configuration that cannot run (FACT_EXTRACTOR=llm without an LLM), and
+ * whatever opening the database or a migration throws.
+ */
+export const openRuntime = async (
+  cfg: Config,
+  logOptions: EmbeddedLogOptions = {},
+  opts: { onStep?: (step: RuntimeStep) => void } = {},
+): Promise<Runtime> => {
+  const slicer = new TimeSlicer(cfg.PROJECTION_SLICE_MS);
+  opts.onStep?.('opening the database');
+  const database = await openDatabase({
+    url: cfg.DATABASE_URL,
+    dataDir: pgliteDir(cfg),
+    wrapDialect: (dialect) => new TimeSlicedDialect(dialect, slicer),
+  });
+  opts.onStep?.('migrating');
+  // As background work: the migrations give the event loop its turns (`atlas start` answers /api/health meanwhile).
+  await slicer.background(() => migrateStores(cfg, database.db));
+  opts.onStep?.('registering event schemas');
+  const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
+  const eventLog = await openEventLog(cfg, database.db, slicer, logOptions);
+  opts.onStep?.('opening the stores');
+  const { log, logger } = breakerLogOf(cfg);
+  // Every store, the embedder, the LLM providers and web search behind a breaker of this runtime's set.
+  const breakers = new BreakerSet();
+  const guard = <T>(g: GuardedStore<T>): T => {
+    breakers.add(g.breaker);
+    return g.port;
+  };
+  const stores = await openStores(cfg, database, guard, logger, cipher);
+  const metrics = new RuntimeMetrics();
+  // Every LLM call of the chains is counted (Prometheus, this process) and added to the usage ledger (all processes).
+  const llm = instrumentLlmChains(llmChainsFromConfig(cfg, logger), (usage) => {
+    metrics.recordLlm(usage);
+    stores.stats.recordLlmUsage(usage).catch((err: unknown) => log.warn({ err }, 'LLM usage not recorded'));
+  });
+  for (const chain of [llm.fast, llm.quality]) breakers.add(...(chain?.breakers().map((l) => l.breaker) ?? []));
+  const webSearch = cfg.WEB_SEARCH_URL
+    ? new HttpWebSearchProvider({
+        url: cfg.WEB_SEARCH_URL,
+        apiKey: cfg.WEB_SEARCH_API_KEY,
+        logger,
+        breaker: { resetMs: cfg.BREAKER_RESET_MS },
+      })
+    : null;
+  if (webSearch) breakers.add(webSearch.breaker);
+  return {
+    cfg,
+    database,
+    eventLog,
+    logKind: eventLogKind(cfg),
+    ...stores,
+    // CPU work between queries (the offline extractors): a checkpoint before each message's extraction.
+    extractor: slicedExtractor(factExtractorOf(cfg, llm.fast), slicer),
+    // The fast tier's chain (primary → secondary, breakers); no LLM: the offline extractor.
+    entityExtractor: slicedExtractor(
+      llm.fast ? new LlmEntityExtractor({ llm: llm.fast, model: cfg.LLM_FAST_MODEL }) : new OfflineEntityExtractor(),
+      slicer,
+    ),
+    wikiGenerator: wikiGeneratorOf(cfg, stores, llm),
+    llm,
+    breakers,
+    webSearch,
+    metrics,
+    writeIntents: true,
+    slicer,
+    close: async () => {
+      llm.fast?.shutdown();
+      llm.quality?.shutdown();
+      await stores.embeddings?.embedder.close?.();
+      breakers.shutdown();
+      await stores.graph.close();
+      await eventLog.close();
+      await database.close();
+    },
+  };
+};
+
+/** Breaker openings and closings are info log entries (spec "Alerts (operational)"), JSON lines on stderr (pino). */
+const breakerLogOf = (cfg: Config): { log: pino.Logger; logger: BreakerLogger } => {
+  const log = pino({ level: cfg.LOG_LEVEL, base: { component: 'breaker' } }, pino.destination(2));
+  const logger = {
+    info: (obj: object | string, msg?: string) => (typeof obj === 'string' ? log.info(obj) : log.info(obj, msg)),
+  };
+  return { log, logger };
+};
+
+/**
+ * Wiki generation over the stores (null without embeddings: topics are clusters of fact vectors), with topic
+ * summaries by the quality tier when there is one (through its chain: primary → secondary, breakers).
+ */
+const wikiGeneratorOf = (cfg: Config, stores: RuntimeStores, llm: LlmChains): WikiGenerator | null => {
+  const { documents, embeddings, graph, wiki } = stores;
+  if (!embeddings) return null;
+  const quality = llm.quality;
+  return new WikiGenerator({
+    documents,
+    vectors: embeddings.vectors,
+    graph,
+    wiki,
+    // Channel settings: wiki_enabled off keeps the scheduler's passes away from the channel.
+    wikiEnabledMany: async (channelIds) => {
+      const settings = await documents.channelSettingsMany(channelIds);
+      return channelIds.map((id) => settings.get(id)?.wiki_enabled !== false);
+    },
+    summarizer: quality
+      ? completionSummarizer(cfg.LLM_QUALITY_MODEL, async (messages) => {
+          const r = await quality.complete({ messages, temperature: 0 });
+          // Priced as the usage ledger prices it: the wiki version records its generation_cost_usd.
+          const costUsd = estimateLlmCostUsd(r.model, r.usage.prompt_tokens, r.usage.completion_tokens);
+          return { text: r.text, costUsd };
+        })
+      : null,
+  });
+};
