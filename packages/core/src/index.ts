@@ -1,3 +1,4 @@
+export * from './access.js';
 export * from './breaker.js';
 export * from './breaker-port.js';
 export * from './breaker-set.js';
