@@ -143,7 +143,24 @@ const ConfigFields = z.object({
   /** `atlas import` with stderr not a terminal: seconds between two progress lines (docs/import.md "Progress"). */
   IMPORT_PROGRESS_INTERVAL_S: z.coerce.number().min(0.1).default(5),
   ADAPTER_MOCK: bool.default(false),
+  /** Origins allowed to call the API from a browser, comma-separated (docs/access.md "CORS"); unset: no CORS headers. */
   CORS_ORIGINS: z.string().optional(),
+  /** Whether browsers may send credentials cross-origin (Access-Control-Allow-Credentials); refused with CORS_ORIGINS=*. */
+  CORS_CREDENTIALS: bool.default(false),
+  /**
+   * The bootstrap admin API key (docs/access.md "API keys"), sent as `Authorization: Bearer <key>`; at least 32
+   * characters. Unset with no stored key: open to local callers on a loopback HOST, refused on any other HOST.
+   */
+  ATLAS_ADMIN_API_KEY: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.string().min(32, 'ATLAS_ADMIN_API_KEY must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
+  ),
+  /** Further names the Host header may carry, comma-separated (docs/access.md "Host allow-list"). */
+  ALLOWED_HOSTS: z.string().default(''),
+  /** Requests per minute per client address, before authentication (docs/access.md "Rate limits"). */
+  RATE_LIMIT_PER_ADDRESS_PER_MIN: z.coerce.number().int().min(1).default(1200),
+  /** Requests per minute per API key (or per bridge user), after authentication. */
+  RATE_LIMIT_PER_KEY_PER_MIN: z.coerce.number().int().min(1).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * How the API logs (docs/http.md "Logs"): `auto` readable lines (pino-pretty) when stdout is a terminal, JSON lines

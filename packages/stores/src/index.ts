@@ -20,6 +20,8 @@ export * from './graph/postgres-graph.js';
 export * from './guard.js';
 export * from './intents/intent-store.js';
 export * from './intents/migrations.js';
+export * from './keys/key-store.js';
+export * from './keys/migrations.js';
 export * from './keyword/create.js';
 export * from './keyword/elasticsearch-index.js';
 export * from './keyword/migrations.js';

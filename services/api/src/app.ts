@@ -1,6 +1,7 @@
+import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { registerBridgeAuth } from './bridge-auth.js';
+import { type AuthOptions, registerAuth } from './auth/auth.js';
 import { frameworkErrorHandler, registerErrorHandling } from './errors.js';
 import { httpServerOptions, registerRequestIdTracking } from './http-server.js';
 import { registerInputGuard } from './input-guard.js';
@@ -12,6 +13,7 @@ import { type ConnectionPorts, connectionRoutes } from './routes/connections.js'
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
+import { type KeyRoutesOptions, keyRoutes } from './routes/keys.js';
 import { type MemoryRoutesOptions, memoryRoutes } from './routes/memories.js';
 import { type MemorySearchRoutesOptions, memorySearchRoutes } from './routes/memory-search.js';
 import { type SearchRoutesOptions, searchRoutes } from './routes/search.js';
@@ -25,8 +27,10 @@ import { registerTelemetry, requestIdOptions, type TelemetrySources } from './te
 /**
  * What buildApp needs: the union of its route plugins' options (each plugin is registered with only its own slice),
  * plus the edge's: the sources of Prometheus /metrics besides the request histogram and the lag (TelemetrySources),
- * and BRIDGE_API_KEY (a request carrying another `x-atlas-bridge-key` is refused 401, bridge-auth.ts; absent: no
- * check). Optional members name parts a deployment may leave out; their routes are then not registered.
+ * identity and access (`auth`: the key store, ATLAS_ADMIN_API_KEY, HOST, ALLOWED_HOSTS, rate limits, the audit sink;
+ * absent: no stored keys on a loopback HOST, the open local default), BRIDGE_API_KEY (`bridgeApiKey`) and CORS_ORIGINS
+ * (`cors`; absent or empty: no CORS headers). Optional members name parts a deployment may leave out; their routes are
+ * then not registered.
  */
 export type AppDeps = HomeRoutesOptions &
   WikiHtmlRoutesOptions &
@@ -40,6 +44,7 @@ export type AppDeps = HomeRoutesOptions &
   AdminRoutesOptions &
   WikiRoutesOptions &
   AskRoutesOptions &
+  KeyRoutesOptions &
   Omit<StatsRoutesOptions, 'requests'> & {
     /** Connections (spec "Connections"): the store and the platform client. Absent: not registered. */
     connections?: ConnectionPorts;
@@ -49,6 +54,9 @@ export type AppDeps = HomeRoutesOptions &
     schedules?: SchedulePorts;
     telemetry?: TelemetrySources;
     bridgeApiKey?: string | null;
+    auth?: Omit<AuthOptions, 'bridgeKey'>;
+    /** CORS_ORIGINS (exact origins; `*` only without credentials, startPosture refuses it with them). */
+    cors?: { origins: readonly string[]; credentials: boolean };
   };
 
 /**
@@ -57,8 +65,8 @@ export type AppDeps = HomeRoutesOptions &
  * `atlas start` passes the configured ones), Fastify's per-request log lines off (registerTelemetry logs one per
  * request at debug).
  * Registered at the edge, before every route (docs/http.md): the error handler (every 4xx/5xx as the shared error
- * body; unknown routes 404/405), the NUL guard on params, query and body, the bridge key check, telemetry with
- * request ids. Then `GET /` (home), the HTML wiki under `/wiki`, and the `/api` routes. Credentials are redacted by
+ * body; unknown routes 404/405), the NUL guard on params, query and body, CORS, identity and access (auth/auth.ts:
+ * Host allow-list, rate limits, API keys and the bridge key, roles), telemetry with request ids. Then `GET /` (home), the HTML wiki under `/wiki`, and the `/api` routes. Credentials are redacted by
  * the logger itself.
  */
 export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): Promise<FastifyInstance> => {
@@ -76,7 +84,13 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   registerErrorHandling(app);
   registerRequestIdTracking(app);
   registerInputGuard(app);
-  registerBridgeAuth(app, deps.bridgeApiKey); // the bot's shared secret (spec "Authentication" 3)
+  if (deps.cors && deps.cors.origins.length > 0)
+    await app.register(cors, {
+      origin: deps.cors.origins.includes('*') ? '*' : [...deps.cors.origins],
+      credentials: deps.cors.credentials,
+      exposedHeaders: ['retry-after', 'x-request-id', 'www-authenticate'],
+    });
+  registerAuth(app, { keys: null, ...deps.auth, bridgeKey: deps.bridgeApiKey ?? null });
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
   await app.register(homeRoutes, { documents, wiki });
@@ -111,6 +125,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     extractAttachment: deps.extractAttachment,
   });
   await app.register(connectionRoutes, { connections });
+  await app.register(keyRoutes, { apiKeys: deps.apiKeys });
   await app.register(syncRoutes, { documents, sync: deps.sync });
   await app.register(syncScheduleRoutes, { documents, schedules: deps.schedules });
   await app.register(statsRoutes, {

@@ -148,4 +148,77 @@ program
     );
   });
 
+const keys = program
+  .command('keys')
+  .description('API keys: create, list, revoke (docs/access.md); while `atlas start` runs, use /api/admin/keys');
+keys
+  .command('create')
+  .description('create an API key (shown once)')
+  .requiredOption('--name <name>', 'a name people recognise (who or what uses the key)')
+  .option('--role <role>', 'admin, member or reader', 'reader')
+  .option('--channels <ids>', 'comma-separated channel ids the key may see (its scope)')
+  .option('--connections <ids>', 'comma-separated connection ids the key may see')
+  .option(
+    '--identity <platform:user>',
+    'the platform user whose channel membership the key follows, e.g. platform_a:U024BE7LH',
+  )
+  .option('--expires <when>', 'an ISO 8601 time or a number of days (30d)')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(
+    async (o: {
+      name: string;
+      role: string;
+      channels?: string;
+      connections?: string;
+      identity?: string;
+      expires?: string;
+      dataDir?: string;
+    }) => {
+      const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+      const { createKeyCommand } = await import('./commands/keys.js');
+      const { key, secret } = await createKeyCommand(cfg, o).catch(fail);
+      console.log(
+        `created ${key.key_id} '${key.name}' (${key.role}${key.expires_at ? `, expires ${key.expires_at}` : ''})`,
+      );
+      console.log(`key (shown once, keep it secret): ${secret}`);
+    },
+  );
+keys
+  .command('list')
+  .description('list API keys (never the keys themselves)')
+  .option('--all', 'include revoked keys')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (o: { all?: boolean; dataDir?: string }) => {
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { listKeysCommand } = await import('./commands/keys.js');
+    const { table } = await import('./commands/ops.js');
+    const rows = await listKeysCommand(cfg, Boolean(o.all)).catch(fail);
+    console.log(
+      table(
+        ['key_id', 'name', 'role', 'prefix', 'identity', 'created', 'last used', 'expires', 'revoked'],
+        rows.map((k) => [
+          k.key_id,
+          k.name,
+          k.role,
+          k.prefix,
+          k.identity ? `${k.identity.platform}:${k.identity.user_id}` : null,
+          k.created_at,
+          k.last_used_at,
+          k.expires_at,
+          k.revoked_at,
+        ]),
+      ),
+    );
+  });
+keys
+  .command('revoke <key_id>')
+  .description('revoke an API key (it is refused from then on)')
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (keyId: string, o: { dataDir?: string }) => {
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { revokeKeyCommand } = await import('./commands/keys.js');
+    const k = await revokeKeyCommand(cfg, keyId).catch(fail);
+    console.log(`revoked ${k.key_id} '${k.name}' at ${k.revoked_at}`);
+  });
+
 await program.parseAsync(process.argv);

@@ -167,7 +167,20 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
     },
   },
   stats: { store: rt.stats, connections: rt.connections },
-  bridgeApiKey: rt.cfg.BRIDGE_API_KEY ?? null, // the bot's shared secret (spec "Authentication" 3)
+  bridgeApiKey: rt.cfg.BRIDGE_API_KEY ?? null, // the bot's key (spec "Authentication" 3; docs/access.md)
+  apiKeys: rt.apiKeys,
+  auth: {
+    keys: rt.apiKeys,
+    adminKey: rt.cfg.ATLAS_ADMIN_API_KEY ?? null,
+    host: rt.cfg.HOST,
+    allowedHosts: listOf(rt.cfg.ALLOWED_HOSTS),
+    rateLimit: {
+      perAddressPerMinute: rt.cfg.RATE_LIMIT_PER_ADDRESS_PER_MIN,
+      perKeyPerMinute: rt.cfg.RATE_LIMIT_PER_KEY_PER_MIN,
+    },
+    redis: rt.redis,
+  },
+  cors: { origins: listOf(rt.cfg.CORS_ORIGINS ?? ''), credentials: rt.cfg.CORS_CREDENTIALS },
   telemetry: {
     registries: [rt.metrics.registry], // projector events, LLM calls / tokens / cost of this process
     // Every breaker of the runtime (stores, embedder, LLM providers, web search), by the dependency it guards.
@@ -182,3 +195,10 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
         : [],
   },
 });
+
+/** A comma-separated setting as its trimmed, non-empty items. */
+const listOf = (v: string): string[] =>
+  v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);

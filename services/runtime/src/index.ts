@@ -1,3 +1,4 @@
+export type { ApiKeyRecord } from '@atlas/stores';
 export * from './api-ports.js';
 export * from './drain.js';
 export * from './lag.js';

@@ -11,6 +11,7 @@ import {
 } from '@atlas/eventlog';
 import { createEmbedder } from '@atlas/providers';
 import {
+  ApiKeyStore,
   AskStore,
   BULK_TIMEOUT_MS,
   ConnectionStore,
@@ -31,6 +32,7 @@ import {
   IntentStore,
   KyselyDocumentStore,
   keywordIndexKind,
+  migrateApiKeys,
   migrateAsk,
   migrateConnections,
   migrateDeadLetters,
@@ -75,6 +77,7 @@ export type RuntimeStores = Pick<
   | 'wiki'
   | 'wikiJobs'
   | 'ask'
+  | 'apiKeys'
   | 'connections'
   | 'sync'
   | 'syncSchedules'
@@ -97,6 +100,7 @@ export const migrateStores = async (cfg: Config, db: Db): Promise<void> => {
     ...(cfg.NEO4J_URL ? [] : [migrateGraph]),
     migrateWiki,
     migrateAsk,
+    migrateApiKeys,
     migrateConnections,
     migrateSync,
     migrateSyncSchedules,
@@ -170,6 +174,7 @@ export const openStores = async (
     wiki: new WikiStore<WikiPage, WikiStructure>(db),
     wikiJobs: new WikiJobStore(db),
     ask: new AskStore(db),
+    apiKeys: new ApiKeyStore(db),
     connections: new ConnectionStore(db, cipher),
     sync: new SyncStore(db),
     syncSchedules: new SyncScheduleStore(db),

@@ -12,6 +12,7 @@ import { instrumentLlmChains, RuntimeMetrics, WikiGenerator } from '@atlas/proje
 import { HttpWebSearchProvider, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
 import { estimateLlmCostUsd, type GuardedStore, openDatabase } from '@atlas/stores';
 import { completionSummarizer } from '@atlas/wiki';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { migrateStores, openEventLog, openStores, type RuntimeStores } from './open-stores.js';
 import type { Runtime, RuntimeStep } from './runtime.js';
@@ -98,6 +99,11 @@ export const openRuntime = async (
       })
     : null;
   if (webSearch) breakers.add(webSearch.breaker);
+  // REDIS_URL: the shared store of the API's rate limits (several API processes count together); connects on first use.
+  const redis = cfg.REDIS_URL
+    ? new Redis(cfg.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true })
+    : null;
+  redis?.on('error', () => undefined); // the limiter's in-memory insurance answers while Redis is away
   return {
     cfg,
     database,
@@ -118,7 +124,9 @@ export const openRuntime = async (
     metrics,
     writeIntents: true,
     slicer,
+    redis,
     close: async () => {
+      redis?.disconnect();
       llm.fast?.shutdown();
       llm.quality?.shutdown();
       await stores.embeddings?.embedder.close?.();

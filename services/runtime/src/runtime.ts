@@ -4,6 +4,7 @@ import type { EntityExtractor, FactExtractor } from '@atlas/pipeline';
 import { PROJECTOR_NAMES, PROJECTORS, type RuntimeMetrics, type WikiGenerator } from '@atlas/projectors';
 import type { Embedder, HttpWebSearchProvider, LlmChains } from '@atlas/providers';
 import type {
+  ApiKeyStore,
   AskStore,
   ConnectionStore,
   DatabaseHandle,
@@ -24,6 +25,7 @@ import type {
   WikiStore,
 } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
+import type { Redis } from 'ioredis';
 
 /** Everything one Atlas process of the embedded profile wires together. */
 export interface Runtime {
@@ -55,6 +57,8 @@ export interface Runtime {
   wikiJobs: WikiJobStore;
   /** Ask sessions, their messages and feedback (the query service's own store, beside the others). */
   ask: AskStore;
+  /** API keys (docs/access.md): hashes, roles, scopes, identities; the auth hook checks presented keys against it. */
+  apiKeys: ApiKeyStore;
   /**
    * Connections and their channel lists, credentials encrypted under CREDENTIAL_MASTER_KEY (unset outside production:
    * the public development key, warned about once per process when a credential is first stored).
@@ -102,6 +106,8 @@ export interface Runtime {
    * `slicer.background(...)` too.
    */
   slicer: TimeSlicer;
+  /** REDIS_URL's client (the API's rate limits count there when several processes serve it); null without. */
+  redis: Redis | null;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,4 @@
-import { apiLoggerOptions, buildApp, HealthMonitor, httpServerOptions, httpTimeoutsOf } from '@atlas/api';
+import { apiLoggerOptions, buildApp, HealthMonitor, httpServerOptions, httpTimeoutsOf, startPosture } from '@atlas/api';
 import type { Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
 import {
@@ -52,6 +52,8 @@ export interface RunningServices {
   rt: Runtime;
   /** The API (when started with a port), else null. */
   app: FastifyInstance | null;
+  /** The API's access posture (startPosture: `open` to local callers, or `keys` required) and its one-line account; null without the API. */
+  posture: { mode: 'open' | 'keys'; message: string } | null;
   /**
    * Stops the schedulers, the health monitor, the bot, the API, the early port, the metrics server, the sync worker
    * and the projectors, in that order, then closes the runtime. Call it once.
@@ -87,7 +89,19 @@ export const startServices = async (
     rt = await openRuntime(cfg, {}, { onStep: (step) => port?.step(step) });
     const running0 = rt;
     let app: FastifyInstance | null = null;
+    let posture: RunningServices['posture'] = null;
     if (port) {
+      // Identity and access (docs/access.md): a non-loopback HOST with no key configured refuses to start.
+      posture = startPosture({
+        host: cfg.HOST,
+        adminKey: cfg.ATLAS_ADMIN_API_KEY,
+        usableKeys: await rt.apiKeys.countUsable(),
+        corsOrigins: (cfg.CORS_ORIGINS ?? '')
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean),
+        corsCredentials: cfg.CORS_CREDENTIALS,
+      });
       port.step('starting the API');
       app = await buildRuntimeApp(rt, {
         startedAt,
@@ -218,6 +232,7 @@ export const startServices = async (
     return {
       rt,
       app,
+      posture,
       stop: async () => {
         scheduler?.stop();
         retention?.stop();

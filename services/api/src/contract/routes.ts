@@ -177,6 +177,10 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/admin/dead-letters/{id}', documented: 'README "Dead letters"' },
   { route: 'POST /api/admin/dead-letters/{id}/redrive', documented: 'README "Dead letters"' },
   { route: 'POST /api/admin/dead-letters/redrive', documented: 'README "Dead letters"' },
+  { route: 'GET /api/admin/keys', documented: 'docs/access.md "API keys"' },
+  { route: 'POST /api/admin/keys', documented: 'docs/access.md "API keys"' },
+  { route: 'GET /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
+  { route: 'DELETE /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
 ];
 
 /**

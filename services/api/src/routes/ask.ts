@@ -145,7 +145,11 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
   ) => {
     await known(channelId);
     try {
-      await limiter.consume(request.ip);
+      await limiter.consume(
+        request.principal && request.principal.kind !== 'local'
+          ? (request.principal.key_id ?? request.principal.name)
+          : request.ip,
+      );
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw err;
       const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));

@@ -58,6 +58,7 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
   // The home page (GET /): what the server is, its key routes and the channels' wikis.
   const url = app ? ` is serving http://${cfg.HOST}:${cfg.PORT}/` : ' is running';
   console.log(`${what}${url} (${where}; ready in ${Date.now() - startedAt} ms)`);
+  if (running.posture) console.log(`access: ${running.posture.message}`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
