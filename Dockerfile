@@ -15,6 +15,7 @@ RUN find . -type f ! -name package.json ! -name package-lock.json -delete \
  && find . -depth -type d -empty -delete
 
 FROM node:20-bookworm-slim
+# HOST=0.0.0.0: `atlas start` refuses to start until an API key exists: pass ATLAS_ADMIN_API_KEY (docs/access.md).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8000 \

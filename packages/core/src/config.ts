@@ -157,6 +157,8 @@ const ConfigFields = z.object({
   ),
   /** Further names the Host header may carry, comma-separated (docs/access.md "Host allow-list"). */
   ALLOWED_HOSTS: z.string().default(''),
+  /** `true`: the API's Prometheus /metrics answers without a key (a scrape on a private network); default admin only. */
+  METRICS_PUBLIC: bool.default(false),
   /** Requests per minute per client address, before authentication (docs/access.md "Rate limits"). */
   RATE_LIMIT_PER_ADDRESS_PER_MIN: z.coerce.number().int().min(1).default(1200),
   /** Requests per minute per API key (or per bridge user), after authentication. */

@@ -3,6 +3,14 @@ import { type BotReply, ephemeral, type ReplySource } from './reply.js';
 
 /** The header that carries BRIDGE_API_KEY from the bot to the backend (spec "Authentication" 3). */
 export const BRIDGE_KEY_HEADER = 'x-atlas-bridge-key';
+/** The header naming the platform user the bot acts for (`<platform>:<user id>`; docs/access.md "The bridge"). */
+export const BRIDGE_USER_HEADER = 'x-atlas-platform-user';
+
+/** The platform user who invoked a command: the backend answers with what that user may see. */
+export interface Asker {
+  platform: 'platform_a' | 'platform_b';
+  user_id: string;
+}
 
 export interface BackendOptions {
   /** The backend's base address (ATLAS_API_URL), e.g. http://127.0.0.1:8000; paths start with /api. */
@@ -55,8 +63,8 @@ export class BackendClient {
    * tokens, and the citations as sources (`[n]`, author, #channel, date, permalink). Visible in the channel. An error
    * event becomes an ephemeral text (RATE_LIMIT_EXCEEDED with its retry_after in seconds).
    */
-  async ask(question: string): Promise<BotReply> {
-    const res = await this.request('POST', '/api/ask', { question }, this.opts.askTimeoutMs ?? 120_000);
+  async ask(question: string, asker: Asker | null = null): Promise<BotReply> {
+    const res = await this.request('POST', '/api/ask', { question }, this.opts.askTimeoutMs ?? 120_000, asker);
     if ('reply' in res) return res.reply;
     const events = await collectSse(res.response);
     const failure = events.find((e): e is Extract<AskEvent, { type: 'error' }> => e.type === 'error');
@@ -79,8 +87,8 @@ export class BackendClient {
    * importers and the sync worker keep platform ids). Answers the job id and estimate, or why it could not start
    * (not in Atlas / not connected 404-400, already running 409 with the open job).
    */
-  async sync(channelId: string, channelName?: string | null): Promise<BotReply> {
-    const res = await this.request('POST', '/api/sync', { channel_id: channelId }, this.opts.requestTimeoutMs);
+  async sync(channelId: string, channelName?: string | null, asker: Asker | null = null): Promise<BotReply> {
+    const res = await this.request('POST', '/api/sync', { channel_id: channelId }, this.opts.requestTimeoutMs, asker);
     if ('reply' in res) return res.reply;
     const body = (await res.response.json()) as Record<string, unknown>;
     const name = channelName ? `#${channelName}` : 'this channel';
@@ -102,9 +110,9 @@ export class BackendClient {
    * readable HTML wiki the API serves, services/api/src/routes/wiki-html.ts) with the channel's name, topic count and
    * generation time, or, before a first generation (404), how to get one.
    */
-  async wiki(channelId: string): Promise<BotReply> {
+  async wiki(channelId: string, asker: Asker | null = null): Promise<BotReply> {
     const path = `/api/wiki/${encodeURIComponent(channelId)}`;
-    const res = await this.request('GET', path, undefined, this.opts.requestTimeoutMs);
+    const res = await this.request('GET', path, undefined, this.opts.requestTimeoutMs, asker);
     if ('reply' in res) return res.reply;
     const body = (await res.response.json()) as Record<string, unknown>;
     if (res.response.status === 404)
@@ -138,6 +146,7 @@ export class BackendClient {
     path: string,
     body: object | undefined,
     timeoutMs = 10_000,
+    asker: Asker | null = null,
   ): Promise<{ response: Response } | { reply: BotReply }> {
     let response: Response;
     try {
@@ -146,6 +155,7 @@ export class BackendClient {
         headers: {
           ...(body ? { 'content-type': 'application/json' } : {}),
           ...(this.opts.bridgeKey ? { [BRIDGE_KEY_HEADER]: this.opts.bridgeKey } : {}),
+          ...(asker ? { [BRIDGE_USER_HEADER]: `${asker.platform}:${asker.user_id}` } : {}),
         },
         ...(body ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(timeoutMs),

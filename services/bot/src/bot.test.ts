@@ -1,5 +1,5 @@
 import { loadConfig } from '@atlas/core';
-import { type Atlas, BRIDGE_KEY, kafkaConversation, openAtlas } from '@atlas/runtime/testing';
+import { ADMIN_KEY, type Atlas, BRIDGE_KEY, kafkaConversation, openAtlas } from '@atlas/runtime/testing';
 import { freshChannelId } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from './bot.js';
@@ -208,20 +208,27 @@ describe('bot: slash commands against a real Atlas API', () => {
     // The link opens the readable HTML wiki (docs/http.md "Readable wiki"), not the JSON of /api/wiki/{channel_id}.
     expect(text).toContain(`<https://atlas.example.org/wiki/${ch}|#platform wiki>`);
     expect((await atlas.call('GET', `/api/wiki/${ch}`)).status).toBe(200);
-    const page = await fetch(`${atlas.url}/wiki/${ch}`); // the same path on the API this test runs
+    // The same path on the API this test runs; HTML pages need a key like every route (docs/access.md).
+    expect((await fetch(`${atlas.url}/wiki/${ch}`)).status).toBe(401);
+    const page = await fetch(`${atlas.url}/wiki/${ch}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await page.text()).toContain('1 Overview</a>');
   });
 
-  it('the backend refuses a wrong bridge key with 401 and the shared error body; the right key and no key pass', async () => {
+  it('the backend refuses a wrong bridge key and a request without any credential (never taken for the bridge); the right key passes', async () => {
     const wrong = await fetch(`${atlas.url}/api/channels`, { headers: { 'x-atlas-bridge-key': 'not-the-key' } });
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toEqual({
       error: { code: 'UNAUTHORIZED', message: 'the x-atlas-bridge-key header does not match BRIDGE_API_KEY' },
     });
     expect((await atlas.call('GET', '/api/channels')).status).toBe(200);
-    expect((await fetch(`${atlas.url}/api/channels`)).status).toBe(200);
+    expect((await fetch(`${atlas.url}/api/channels`, { headers: { 'x-atlas-bridge-key': BRIDGE_KEY } })).status).toBe(
+      200,
+    );
+    const bare = await fetch(`${atlas.url}/api/channels`);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toBe('Bearer realm="atlas"');
   });
 
   it('a bot whose bridge key the backend refuses answers that in the reply', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CacheQueueStore } from '@atlas/stores';
 import { z } from 'zod';
-import type { BackendClient } from './backend.js';
+import type { Asker, BackendClient } from './backend.js';
 import { renderPlatformA, renderPlatformB } from './render.js';
 import type { BotReply } from './reply.js';
 
@@ -31,9 +31,15 @@ export const BotJob = z.object({
 });
 export type BotJob = z.infer<typeof BotJob>;
 
-/** The answer cache key of a question: sha256 of its lower-cased, whitespace-collapsed text. */
-export const answerKey = (question: string): string =>
-  `bot:answer:${createHash('sha256').update(question.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex')}`;
+/**
+ * The answer cache key of a question asked by a user: sha256 of the platform user and the question's lower-cased,
+ * whitespace-collapsed text. Per user, because what an answer may cite follows the asker's channel membership
+ * (docs/access.md "The bridge"): one user's cached answer is never served to another.
+ */
+export const answerKey = (question: string, asker = ''): string =>
+  `bot:answer:${createHash('sha256')
+    .update(`${asker}\n${question.toLowerCase().replace(/\s+/g, ' ').trim()}`)
+    .digest('hex')}`;
 
 export interface JobDeps {
   backend: BackendClient;
@@ -59,17 +65,18 @@ export const runJob = async (job: BotJob, deps: JobDeps): Promise<BotReply> => {
 };
 
 const replyOf = async (job: BotJob, deps: JobDeps): Promise<BotReply> => {
+  const asker: Asker = { platform: job.platform, user_id: job.userId }; // the backend answers as this user may see
   switch (job.command.kind) {
     case 'sync':
-      return deps.backend.sync(job.channelId, job.channelName);
+      return deps.backend.sync(job.channelId, job.channelName, asker);
     case 'wiki':
-      return deps.backend.wiki(job.channelId);
+      return deps.backend.wiki(job.channelId, asker);
     case 'ask': {
-      const key = answerKey(job.command.question);
+      const key = answerKey(job.command.question, `${asker.platform}:${asker.user_id}`);
       const cached = await deps.store.get(key).catch(() => null);
       const hit = cached ? parseReply(cached) : null;
       if (hit) return hit;
-      const reply = await deps.backend.ask(job.command.question);
+      const reply = await deps.backend.ask(job.command.question, asker);
       if (reply.visibility === 'in_channel')
         await deps.store.set(key, JSON.stringify(reply), ANSWER_CACHE_TTL_MS).catch(() => undefined);
       return reply;

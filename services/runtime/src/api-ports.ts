@@ -179,6 +179,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
       perKeyPerMinute: rt.cfg.RATE_LIMIT_PER_KEY_PER_MIN,
     },
     redis: rt.redis,
+    publicMetrics: rt.cfg.METRICS_PUBLIC,
   },
   cors: { origins: listOf(rt.cfg.CORS_ORIGINS ?? ''), credentials: rt.cfg.CORS_CREDENTIALS },
   telemetry: {

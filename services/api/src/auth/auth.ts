@@ -52,6 +52,8 @@ export interface AuthOptions {
   rateLimit?: { perAddressPerMinute: number; perKeyPerMinute: number };
   /** The shared store of the rate limits when several processes serve the API (REDIS_URL); else in memory. */
   redis?: Redis | null;
+  /** METRICS_PUBLIC: GET /metrics answers without a key (else admins only, policy.ts). */
+  publicMetrics?: boolean;
   /** Where audit entries go (the runtime appends them to the event log); absent: nowhere. */
   audit?: ((entry: AuditEntry) => void) | null;
   now?: () => Date;
@@ -238,7 +240,7 @@ export const registerAuth = (app: FastifyInstance, opts: AuthOptions): void => {
     if (await limited(byAddress, request.ip, reply)) return reply;
     const route = request.routeOptions.url;
     if (route === undefined) return; // no such route: the 404/405 handler answers
-    const access = routeAccess(request.method, route);
+    const access = opts.publicMetrics && route === '/metrics' ? 'public' : routeAccess(request.method, route);
     const outcome = await authenticate(request);
     if (outcome && 'status' in outcome && access === 'public') return; // a public route answers whatever was sent
     if (outcome && 'status' in outcome) {

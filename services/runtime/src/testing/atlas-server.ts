@@ -13,11 +13,13 @@ import { embeddingServer, type FaultServer } from './faults.js';
 
 /** The bridge key the test API and bot share. */
 export const BRIDGE_KEY = 'bridge-key-for-tests';
+/** The bootstrap admin key of the test API (ATLAS_ADMIN_API_KEY): `call` uses it. */
+export const ADMIN_KEY = 'admin-key-for-tests-at-least-32-characters';
 
 /**
  * A real Atlas API on the embedded profile (in-memory PGlite, every projector running, bag-of-words embeddings from a
- * real OpenAI-compatible HTTP server so the wiki can be generated), listening on a free port with BRIDGE_API_KEY set
- * and ADAPTER_MOCK on (connections and sync without credentials).
+ * real OpenAI-compatible HTTP server so the wiki can be generated), listening on a free port with BRIDGE_API_KEY and
+ * ATLAS_ADMIN_API_KEY set (so every route needs a key) and ADAPTER_MOCK on (connections and sync without credentials).
  */
 export const openAtlas = async () => {
   const embed: FaultServer = await embeddingServer(16);
@@ -30,6 +32,7 @@ export const openAtlas = async () => {
       EMBEDDING_MODEL: 'bag',
       VECTOR_MEMORY_INDEX_MB: '0',
       BRIDGE_API_KEY: BRIDGE_KEY,
+      ATLAS_ADMIN_API_KEY: ADMIN_KEY,
       ADAPTER_MOCK: 'true',
       CREDENTIAL_MASTER_KEY: '3d'.repeat(32),
       PLATFORM_A_API_URL: 'http://127.0.0.1:9/api/', // nothing listens: a request to a real platform fails the test
@@ -48,11 +51,11 @@ export const openAtlas = async () => {
       await rt.eventLog.append(TOPICS.messages, events);
       await waitForProjectors(rt, undefined, 20);
     },
-    /** A JSON request to the API with the right bridge key. */
+    /** A JSON request to the API as its admin (the bootstrap key). */
     async call(method: 'GET' | 'POST' | 'PUT', path: string, body?: object) {
       const res = await fetch(`${url}${path}`, {
         method,
-        headers: { 'x-atlas-bridge-key': BRIDGE_KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
       const text = await res.text();
