@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { type AuthOptions, registerAuth } from './auth/auth.js';
+import { registerVisibility, type VisibilityPorts } from './auth/visibility.js';
 import { frameworkErrorHandler, registerErrorHandling } from './errors.js';
 import { httpServerOptions, registerRequestIdTracking } from './http-server.js';
 import { registerInputGuard } from './input-guard.js';
@@ -55,6 +56,8 @@ export type AppDeps = HomeRoutesOptions &
     telemetry?: TelemetrySources;
     bridgeApiKey?: string | null;
     auth?: Omit<AuthOptions, 'bridgeKey'>;
+    /** Channel membership (the channel-access read model); absent: no private channel is hidden by membership. */
+    channelAccess?: VisibilityPorts['access'];
     /** CORS_ORIGINS (exact origins; `*` only without credentials, startPosture refuses it with them). */
     cors?: { origins: readonly string[]; credentials: boolean };
   };
@@ -91,6 +94,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
       exposedHeaders: ['retry-after', 'x-request-id', 'www-authenticate'],
     });
   registerAuth(app, { keys: null, ...deps.auth, bridgeKey: deps.bridgeApiKey ?? null });
+  registerVisibility(app, { access: deps.channelAccess ?? null, connections: deps.connections?.store ?? null });
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
   await app.register(homeRoutes, { documents, wiki });

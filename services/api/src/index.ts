@@ -3,6 +3,7 @@ export * from './app.js';
 export * from './auth/auth.js';
 export * from './auth/policy.js';
 export * from './auth/posture.js';
+export * from './auth/visibility.js';
 export * from './contract/index.js';
 export * from './errors.js';
 export * from './html.js';

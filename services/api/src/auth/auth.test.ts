@@ -1,3 +1,4 @@
+import type { ChannelAccessView, PlatformIdentity } from '@atlas/core';
 import { errorBody } from '@atlas/core';
 import { ApiKeyStore, migrateApiKeys } from '@atlas/stores';
 import { type TestDatabase, testDatabases } from '@atlas/stores/testing';
@@ -7,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { keyRoutes } from '../routes/keys.js';
 import { type AuditEntry, type AuthOptions, BRIDGE_KEY_HEADER, BRIDGE_USER_HEADER, registerAuth } from './auth.js';
 import { isLoopbackHost, startPosture } from './posture.js';
+import { registerVisibility } from './visibility.js';
 
 const { open } = testDatabases()[0]!; // the embedded database: the hook's logic, not the store's, is under test here
 
@@ -197,6 +199,73 @@ describe('the auth hook (services/api/src/auth)', () => {
     });
     await new Promise((r) => setTimeout(r, 50));
     expect((await store.get(key.key_id))?.last_used_at).not.toBeNull();
+  });
+});
+
+describe('channel visibility (services/api/src/auth/visibility.ts)', () => {
+  let h: TestDatabase;
+  let store: ApiKeyStore;
+  let app: FastifyInstance;
+  /** C1 public, C2 private to U1, C3 private to U2 (what the channel-access read model would answer). */
+  const access: ChannelAccessView = {
+    hiddenChannels: async (who: PlatformIdentity | null) =>
+      new Set(
+        ['C2', 'C3'].filter((c) => !(who?.user_id === 'U1' && c === 'C2') && !(who?.user_id === 'U2' && c === 'C3')),
+      ),
+  };
+  beforeAll(async () => {
+    h = await open();
+    await migrateApiKeys(h.db);
+    store = new ApiKeyStore(h.db);
+    app = Fastify();
+    app.setValidatorCompiler(validatorCompiler);
+    app.setSerializerCompiler(serializerCompiler);
+    app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) =>
+      reply
+        .status(err.statusCode ?? (err.code === 'NOT_FOUND' ? 404 : 400))
+        .send(errorBody('INVALID_REQUEST', err.message)),
+    );
+    registerAuth(app, { keys: store, host: '0.0.0.0' });
+    registerVisibility(app, { access });
+    app.get('/api/channels', async () => ['C1', 'C2', 'C3'].map((id) => ({ id })));
+    app.get('/api/memories', async (r) => ({ channel_id: (r.query as { channel_id?: string }).channel_id ?? null }));
+    app.get('/api/memories/:memory_id', async (r) => ({
+      id: (r.params as { memory_id: string }).memory_id,
+      channel_id: 'C3',
+    }));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await h?.close();
+  });
+
+  it('hides private channels from keys whose identity is not a member, and limits scoped keys to their scope', async () => {
+    const u1 = (await store.create({ name: 'u1', role: 'reader', identity: { platform: 'platform_a', user_id: 'U1' } }))
+      .secret;
+    const anon = (await store.create({ name: 'no identity', role: 'reader' })).secret;
+    const scoped = (
+      await store.create({ name: 'c1 only', role: 'reader', scope: { channels: ['C1'], connections: null } })
+    ).secret;
+    const admin = (await store.create({ name: 'admin', role: 'admin' })).secret;
+    const get = async (k: string, url: string) => {
+      const r = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${k}` } });
+      return { status: r.statusCode, body: r.json() };
+    };
+    expect((await get(u1, '/api/channels')).body).toEqual([{ id: 'C1' }, { id: 'C2' }]);
+    expect((await get(anon, '/api/channels')).body).toEqual([{ id: 'C1' }]);
+    expect((await get(scoped, '/api/channels')).body).toEqual([{ id: 'C1' }]);
+    expect((await get(admin, '/api/channels')).body).toHaveLength(3);
+    expect((await get(u1, '/api/memories?channel_id=C2')).status).toBe(200);
+    // A hidden channel answers exactly as an unknown one.
+    const hidden = await get(u1, '/api/memories?channel_id=C3');
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error.message).toBe("channel 'C3' was not found");
+    expect((await get(scoped, '/api/memories?channel_id=C2')).status).toBe(404);
+    // Reads across channels need a channel named; a single object of a hidden channel is 404.
+    expect((await get(u1, '/api/memories')).status).toBe(400);
+    expect((await get(admin, '/api/memories')).status).toBe(200);
+    expect((await get(u1, '/api/memories/m1')).status).toBe(404);
+    expect((await get(admin, '/api/memories/m1')).status).toBe(200);
   });
 });
 

@@ -1,0 +1,103 @@
+import { AtlasError, type ChannelAccessView, type Principal } from '@atlas/core';
+import type { ConnectionStore } from '@atlas/stores';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { unknownChannel } from '../routes/known-channel.js';
+
+/** What channel visibility reads: the channel-access read model and the connections' channel lists. */
+export interface VisibilityPorts {
+  /** Which private channels a platform identity may not see (channel membership from the platforms); absent: none hidden. */
+  access?: ChannelAccessView | null;
+  /** The connections' saved channel lists (a key scoped to connections sees their channels). */
+  connections?: Pick<ConnectionStore, 'channels'> | null;
+}
+
+/** Which channels a principal sees: `null` every channel, else a predicate over channel ids. */
+export type ChannelFilter = ((channelId: string) => boolean) | null;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The channels the caller may see (visibility.ts), computed once per request by the visibility hook. */
+    channelFilter: ChannelFilter;
+  }
+}
+
+/**
+ * The channels `p` may see (docs/access.md "Channel access"): every channel for no principal on a public route, the
+ * open local default, the bootstrap key and admin keys without a scope; else the channels inside the key's scope
+ * (named channels, or channels of named connections) minus the private channels the key's platform identity is not a
+ * member of (`access.hiddenChannels`; no identity: every private channel hidden; stale membership data: hidden). Null
+ * when nothing is excluded, so an unrestricted caller pays nothing.
+ */
+export const channelFilterOf = async (p: Principal | null, ports: VisibilityPorts): Promise<ChannelFilter> => {
+  if (!p || p.kind === 'local' || p.kind === 'bootstrap' || (p.role === 'admin' && !p.scope)) return null;
+  const hidden = ports.access ? await ports.access.hiddenChannels(p.identity) : new Set<string>();
+  let inScope: Set<string> | null = null;
+  if (p.scope) {
+    inScope = new Set(p.scope.channels ?? []);
+    for (const id of p.scope.connections ?? [])
+      for (const c of (await ports.connections?.channels(id)) ?? []) inScope.add(c.id);
+  }
+  if (hidden.size === 0 && inScope === null) return null;
+  const scope = inScope;
+  return (id) => !hidden.has(id) && (scope === null || scope.has(id));
+};
+
+/**
+ * Routes a restricted caller (a non-null ChannelFilter) may call without naming a channel: they answer only what the
+ * filter lets through (the channel list is filtered item by item), or hold nothing of any channel.
+ */
+const CROSS_CHANNEL_OK = new Set([
+  'GET /api/health',
+  'GET /api/channels',
+  'GET /api/memories/:memory_id', // one memory, checked by its channel_id before it is sent
+]);
+
+const channelIdsOf = (r: FastifyRequest): string[] => {
+  const ids: string[] = [];
+  for (const src of [r.params, r.query, r.body])
+    if (src && typeof src === 'object' && 'channel_id' in src) {
+      const v = (src as { channel_id: unknown }).channel_id;
+      if (typeof v === 'string') ids.push(v);
+    }
+  return ids;
+};
+
+/**
+ * Channel visibility on every route (docs/access.md "Channel access"; issue 23, point 5), after authentication and
+ * validation (preHandler):
+ * - a `channel_id` in the path, query or body that the caller may not see is 404 NOT_FOUND, the very body an unknown
+ *   channel gets (docs/conventions.md), so a hidden channel's existence does not leak;
+ * - a restricted caller (a key scope, or private channels hidden from its identity) must name a channel on routes that
+ *   read across channels (400 INVALID_REQUEST), except the CROSS_CHANNEL_OK routes: counts, facets and cards over
+ *   every channel would include hidden ones;
+ * - a single object answered with a `channel_id` the caller may not see becomes 404 (a memory, a page, a session by
+ *   id), and the channel list `GET /api/channels` keeps only visible channels.
+ */
+export const registerVisibility = (app: FastifyInstance, ports: VisibilityPorts): void => {
+  app.decorateRequest('channelFilter', null);
+  app.addHook('preHandler', async (request) => {
+    const route = request.routeOptions.url;
+    if (!route) return;
+    const filter = await channelFilterOf(request.principal, ports);
+    request.channelFilter = filter;
+    if (!filter) return;
+    const ids = channelIdsOf(request);
+    for (const id of ids) if (!filter(id)) throw unknownChannel(id);
+    const key = `${request.method} ${route}`;
+    if (ids.length === 0 && !CROSS_CHANNEL_OK.has(key) && !route.startsWith('/api/admin/'))
+      throw new AtlasError(
+        'INVALID_REQUEST',
+        'this key sees some channels only: name a channel_id (reads across every channel are not offered to it)',
+        { details: { reason: 'channel_required' } },
+      );
+  });
+  app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
+    const filter = request.channelFilter;
+    if (!filter || payload === null || typeof payload !== 'object') return payload;
+    if (Array.isArray(payload) && request.routeOptions.url === '/api/channels')
+      return payload.filter((c) => !(c && typeof c === 'object' && 'id' in c) || filter(String(c.id)));
+    const ch = (payload as { channel_id?: unknown }).channel_id;
+    if (typeof ch === 'string' && !filter(ch)) throw unknownChannel(ch);
+    return payload;
+  });
+};
