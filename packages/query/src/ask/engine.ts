@@ -40,7 +40,7 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
   const messageId = randomUUID();
   try {
     const asked = now();
-    const session = await sessionOf(ports.store, body.session_id, req.channelId, asked);
+    const session = await sessionOf(ports.store, body.session_id, req.channelId, asked, req.owner);
     if (!session) {
       yield {
         type: 'error',
@@ -77,6 +77,7 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
     await ports.store.recordTurn({
       sessionId: session.id,
       channelId: req.channelId,
+      owner: req.owner ?? null,
       question: { message_id: randomUUID(), content: body.question, timestamp: asked.toISOString() },
       answer: {
         message_id: messageId,
@@ -115,16 +116,18 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
 
 /**
  * The session an ask continues: a new one (fresh id, no messages) without `sessionId`; else that session's id and
- * earlier messages, or null when it does not exist in this scope (`channelId` null: the global scope).
+ * earlier messages, or null when it does not exist in this scope (`channelId` null: the global scope) or is not
+ * `owner`'s (undefined: anyone's).
  */
 async function sessionOf(
   store: Pick<AskStore, 'context'>,
   sessionId: string | undefined,
   channelId: string | null,
   at: Date,
+  owner: string | undefined,
 ): Promise<{ id: string; earlier: AskMessage[] } | null> {
   if (!sessionId) return { id: randomUUID(), earlier: [] };
-  const ctx = await store.context(sessionId, { channelId: channelId ?? undefined }, at);
+  const ctx = await store.context(sessionId, { channelId: channelId ?? undefined, owner }, at);
   if (!ctx || ctx.channelId !== channelId) return null;
   return { id: sessionId, earlier: ctx.messages };
 }

@@ -112,6 +112,8 @@ export interface AskRequest {
   /** null: every channel (POST /api/ask); else the channel of a channel-scoped ask. */
   channelId: string | null;
   attachments: AskAttachment[];
+  /** Who asks (AskScope.owner: a key id or `bridge:<platform>:<user>`); undefined: the open local default or the bootstrap key. */
+  owner?: string | undefined;
   signal?: AbortSignal;
   /** The HTTP request's id: an INTERNAL_ERROR event carries it (details.request_id) instead of the error's text. */
   requestId?: string;

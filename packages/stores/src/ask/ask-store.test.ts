@@ -160,5 +160,21 @@ for (const { name, open } of testDatabases()) {
       await store.recordTurn({ ...t, sessionId: randomUUID() });
       expect(await store.deleteChannel(ch)).toBe(1);
     });
+
+    it('keeps a session to the key that made it (owner): another owner neither lists, reads, continues nor deletes it', async () => {
+      const t = turn(randomUUID(), null, '2026-03-01T10:00:00.000Z');
+      await store.recordTurn({ ...t, owner: 'key_a' });
+      const mine = await store.sessions({ owner: 'key_a' });
+      expect(mine.map((x) => x.session_id)).toContain(t.sessionId);
+      expect((await store.sessions({ owner: 'key_b' })).map((x) => x.session_id)).not.toContain(t.sessionId);
+      expect(await store.session(t.sessionId, { owner: 'key_b' })).toBeNull();
+      expect(await store.context(t.sessionId, { owner: 'key_b' }, new Date('2026-03-01T10:01:00Z'))).toBeNull();
+      await expect(
+        store.recordTurn({ ...turn(t.sessionId, null, '2026-03-01T10:02:00.000Z'), owner: 'key_b' }),
+      ).rejects.toBeInstanceOf(AskScopeError);
+      expect(await store.deleteSession(t.sessionId, { owner: 'key_b' })).toBe(false);
+      expect((await store.session(t.sessionId))?.messages).toHaveLength(2); // the unscoped view (bootstrap) sees it
+      expect(await store.deleteSession(t.sessionId, { owner: 'key_a' })).toBe(true);
+    });
   });
 }

@@ -65,6 +65,8 @@ export interface AskTurn {
   sessionId: string;
   /** The scope of a new session (null: POST /api/ask); an existing session must have the same scope. */
   channelId: string | null;
+  /** Who asks (AskScope.owner; undefined or null: the open local default or the bootstrap key); an existing session must be theirs. */
+  owner?: string | null | undefined;
   question: { message_id: string; content: string; timestamp: string };
   answer: {
     message_id: string;
@@ -79,6 +81,11 @@ export interface AskTurn {
 /** Where a session lookup may look: `channelId` undefined = every session; a string = that channel's sessions only. */
 export interface AskScope {
   channelId?: string | undefined;
+  /**
+   * Whose sessions (docs/access.md "Ask sessions"): a key's id or the bridge user (`bridge:<platform>:<user>`) sees
+   * only the sessions it made; undefined sees every session (the open local default, the bootstrap key).
+   */
+  owner?: string | undefined;
 }
 
 /** The spec's session inactivity limit (Limits: 30 minutes), ms. */
@@ -142,6 +149,7 @@ export class AskStore {
         .values({
           session_id: turn.sessionId,
           channel_id: turn.channelId,
+          owner: turn.owner ?? null,
           created_at: turn.question.timestamp,
           last_activity: turn.answer.timestamp,
         })
@@ -149,11 +157,13 @@ export class AskStore {
         .execute();
       const s = await trx
         .selectFrom('ask_sessions')
-        .select('channel_id')
+        .select(['channel_id', 'owner'])
         .where('session_id', '=', turn.sessionId)
         .forUpdate()
         .executeTakeFirst();
       if ((s?.channel_id ?? null) !== turn.channelId)
+        throw new AskScopeError(turn.sessionId, `session ${turn.sessionId} belongs to another scope`);
+      if (turn.owner != null && (s?.owner ?? null) !== turn.owner)
         throw new AskScopeError(turn.sessionId, `session ${turn.sessionId} belongs to another scope`);
       const last = await trx
         .selectFrom('ask_messages')
@@ -267,6 +277,7 @@ export class AskStore {
       .orderBy('s.session_id')
       .limit(limit);
     if (scope.channelId !== undefined) q = q.where('s.channel_id', '=', scope.channelId);
+    if (scope.owner !== undefined) q = q.where('s.owner', '=', scope.owner);
     const rows = await q.execute();
     return rows.map((x) => ({
       session_id: x.session_id,
@@ -280,6 +291,7 @@ export class AskStore {
   async deleteSession(sessionId: string, scope: AskScope = {}): Promise<boolean> {
     let q = this.db.deleteFrom('ask_sessions').where('session_id', '=', sessionId);
     if (scope.channelId !== undefined) q = q.where('channel_id', '=', scope.channelId);
+    if (scope.owner !== undefined) q = q.where('owner', '=', scope.owner);
     const r = await q.executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
@@ -365,6 +377,7 @@ export class AskStore {
       .select(['session_id', 'channel_id', 'created_at', 'last_activity'])
       .where('session_id', '=', sessionId);
     if (scope.channelId !== undefined) q = q.where('channel_id', '=', scope.channelId);
+    if (scope.owner !== undefined) q = q.where('owner', '=', scope.owner);
     return (await q.executeTakeFirst()) ?? null;
   }
 }

@@ -31,4 +31,13 @@ export const migrateAsk = (db: MigrationDb) =>
           updated_at timestamptz not null)`.execute(db);
       },
     },
+    '0002_ask_session_owner': {
+      async up(db: MigrationDb) {
+        // Sessions belong to the key (or bridge user) that made them (docs/access.md "Ask sessions").
+        await sql`alter table ask_sessions add column if not exists owner text`.execute(db);
+        await sql`create index if not exists ask_sessions_owner on ask_sessions (owner, last_activity desc)`.execute(
+          db,
+        );
+      },
+    },
   });

@@ -6,7 +6,14 @@ type Time = Date | string;
  * `withTables<T>()` takes only types with an implicit index signature.
  */
 export type AskTables = {
-  ask_sessions: { session_id: string; channel_id: string | null; created_at: Time; last_activity: Time };
+  ask_sessions: {
+    session_id: string;
+    channel_id: string | null;
+    /** Who made it (AskScope.owner); null: the open local default or the bootstrap key. */
+    owner: string | null;
+    created_at: Time;
+    last_activity: Time;
+  };
   ask_messages: {
     message_id: string;
     session_id: string;

@@ -50,6 +50,11 @@ const CROSS_CHANNEL_OK = new Set([
   'GET /api/health',
   'GET /api/channels',
   'GET /api/memories/:memory_id', // one memory, checked by its channel_id before it is sent
+  // The caller's own ask sessions (AskScope.owner): nothing of anyone else's.
+  'GET /api/ask/sessions',
+  'GET /api/ask/sessions/:session_id',
+  'DELETE /api/ask/sessions/:session_id',
+  'POST /api/ask/feedback',
 ]);
 
 const channelIdsOf = (r: FastifyRequest): string[] => {

@@ -120,6 +120,17 @@ export interface AskRoutesOptions {
  * 10 MB is a 413 stream, an unsupported or mismatched type a 415 stream, each with one INVALID_REQUEST event.
  * Not registered without `ports.ask`.
  */
+/**
+ * Whose sessions a request sees and makes (docs/access.md "Ask sessions"): a key's id, the bridge user
+ * (`bridge:<platform>:<user>`, or `bridge` without one); undefined for the open local default and the bootstrap key,
+ * which see every session.
+ */
+export const sessionOwner = (request: FastifyRequest): string | undefined => {
+  const p = request.principal;
+  if (!p || p.kind === 'local' || p.kind === 'bootstrap') return undefined;
+  return p.key_id ?? p.name;
+};
+
 export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, ports) => {
   const ask = ports.ask;
   if (!ask) return;
@@ -196,6 +207,7 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
       answerAsk(askPorts, {
         body: parsed.data,
         channelId,
+        owner: sessionOwner(request),
         attachments,
         signal: abort.signal,
         requestId: request.id,
@@ -278,33 +290,33 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
     upload(request, reply, request.params.channel_id),
   );
 
-  const sessions = async (channelId: string | undefined) => {
+  const sessions = async (channelId: string | undefined, owner: string | undefined) => {
     await known(channelId);
-    return ask.store.sessions({ channelId });
+    return ask.store.sessions({ channelId, owner });
   };
-  app.get('/api/ask/sessions', async () => sessions(undefined));
-  app.get('/api/channels/:channel_id/ask/sessions', { schema: { params: ChannelParams } }, async ({ params }) =>
-    sessions(params.channel_id),
+  app.get('/api/ask/sessions', async (request) => sessions(undefined, sessionOwner(request)));
+  app.get('/api/channels/:channel_id/ask/sessions', { schema: { params: ChannelParams } }, async (request) =>
+    sessions(request.params.channel_id, sessionOwner(request)),
   );
 
-  const detail = async (sessionId: string, channelId: string | undefined) => {
+  const detail = async (sessionId: string, channelId: string | undefined, owner: string | undefined) => {
     await known(channelId);
-    const s = await ask.store.session(sessionId, { channelId });
+    const s = await ask.store.session(sessionId, { channelId, owner });
     if (!s) throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
     return { session_id: s.session_id, created_at: s.created_at, messages: s.messages };
   };
-  app.get('/api/ask/sessions/:session_id', { schema: { params: SessionParams } }, async ({ params }) =>
-    detail(params.session_id, undefined),
+  app.get('/api/ask/sessions/:session_id', { schema: { params: SessionParams } }, async (request) =>
+    detail(request.params.session_id, undefined, sessionOwner(request)),
   );
   app.get(
     '/api/channels/:channel_id/ask/sessions/:session_id',
     { schema: { params: ChannelSessionParams } },
-    async ({ params }) => detail(params.session_id, params.channel_id),
+    async (request) => detail(request.params.session_id, request.params.channel_id, sessionOwner(request)),
   );
 
   const remove = async (sessionId: string, channelId: string | undefined, reply: FastifyReply) => {
     await known(channelId);
-    if (!(await ask.store.deleteSession(sessionId, { channelId })))
+    if (!(await ask.store.deleteSession(sessionId, { channelId, owner: sessionOwner(reply.request) })))
       throw new AtlasError('NOT_FOUND', `session ${sessionId} does not exist`);
     return reply.status(204).send();
   };
@@ -317,11 +329,15 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
     async ({ params }, reply) => remove(params.session_id, params.channel_id, reply),
   );
 
-  const feedback = async (body: z.infer<typeof FeedbackBody>, channelId: string | undefined) => {
+  const feedback = async (
+    body: z.infer<typeof FeedbackBody>,
+    channelId: string | undefined,
+    owner: string | undefined,
+  ) => {
     await known(channelId);
     const saved = await ask.store.recordFeedback(
       { sessionId: body.session_id, messageId: body.message_id, rating: body.rating, comment: body.comment ?? null },
-      { channelId },
+      { channelId, owner },
       new Date(),
     );
     if (!saved)
@@ -331,11 +347,13 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
       );
     return { status: 'recorded', ...saved };
   };
-  app.post('/api/ask/feedback', { schema: { body: FeedbackBody } }, async ({ body }) => feedback(body, undefined));
+  app.post('/api/ask/feedback', { schema: { body: FeedbackBody } }, async (request) =>
+    feedback(request.body, undefined, sessionOwner(request)),
+  );
   app.post(
     '/api/channels/:channel_id/ask/feedback',
     { schema: { params: ChannelParams, body: FeedbackBody } },
-    async ({ params, body }) => feedback(body, params.channel_id),
+    async (request) => feedback(request.body, request.params.channel_id, sessionOwner(request)),
   );
 
   app.get(
