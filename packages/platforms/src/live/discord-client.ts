@@ -7,6 +7,7 @@ import { DISCORD_REQUIRED_PERMISSIONS, discordPlatformError, discordValidationFa
 import { reactionEmojiKey, toExportShape } from './discord-shape.js';
 import { type RetrySettings, retrySettings, withRetry } from './retry.js';
 import type {
+  ChannelMembers,
   ConnectionChannel,
   FetchOptions,
   MessagePage,
@@ -160,6 +161,38 @@ export class DiscordClient implements PlatformClient {
     return [];
   }
 
+  /**
+   * See PlatformClient.listMembers: GET /channels/{id} (its permission_overwrites), GET /guilds/{id} (roles, owner);
+   * private = @everyone cannot VIEW_CHANNEL in the channel. For a private channel every guild member (GET
+   * /guilds/{id}/members, 1000 a page, `after` the last user id) whose channel permissions (channelPermissions)
+   * include VIEW_CHANNEL. Throws PlatformError.
+   */
+  async listMembers(channelId: string, opts: { signal?: AbortSignal } = {}): Promise<ChannelMembers> {
+    const { guild_id } = this.credentials;
+    const channel = await this.call(`/channels/${channelId}`, undefined, opts.signal);
+    const guild = await this.guildWithCounts();
+    const everyone = channelPermissions(guild, channel, guild_id, { id: '', roles: [] });
+    if ((everyone & PermissionFlagsBits.ViewChannel) !== 0n)
+      return { channel_id: channelId, is_private: false, members: null };
+    const members: string[] = [];
+    for (let after = '0'; ; ) {
+      const q = new URLSearchParams({ limit: '1000', after });
+      const page = await this.call(`/guilds/${guild_id}/members`, q, opts.signal);
+      const list = (Array.isArray(page) ? page : []).filter(isObj);
+      for (const m of list) {
+        const id = str(m.user, 'id');
+        if (id === undefined) continue;
+        const roles = arr(m, 'roles').map(String);
+        const perms = channelPermissions(guild, channel, guild_id, { id, roles });
+        if ((perms & PermissionFlagsBits.ViewChannel) !== 0n) members.push(id);
+      }
+      const last = str(list.at(-1)?.user, 'id');
+      if (list.length < 1000 || last === undefined) break;
+      after = last;
+    }
+    return { channel_id: channelId, is_private: true, members: [...new Set(members)].sort() };
+  }
+
   /** Users of every reaction of `m` (the reactions route, 100 a page), keyed by reactionEmojiKey. */
   private async reactionUsers(channelId: string, m: JsonObject, signal?: AbortSignal) {
     const out = new Map<string, unknown[]>();
@@ -263,6 +296,39 @@ function basePermissions(guild: unknown, member: unknown, guildId: string): bigi
   let perms = roles.get(guildId) ?? 0n;
   for (const id of arr(member, 'roles')) perms |= roles.get(String(id)) ?? 0n;
   return (perms & PermissionFlagsBits.Administrator) !== 0n ? ~0n & 0xffffffffffffn : perms;
+}
+
+/**
+ * A member's permissions in a channel (Discord's documented algorithm): the guild owner and ADMINISTRATOR have all;
+ * else @everyone's and the member's roles' permissions, then the channel's @everyone overwrite, the member's roles'
+ * overwrites (their denies, then their allows, together) and the member's own overwrite. `member.id` '' = nobody in
+ * particular (what @everyone alone may do).
+ */
+export function channelPermissions(
+  guild: unknown,
+  channel: unknown,
+  guildId: string,
+  member: { id: string; roles: readonly string[] },
+): bigint {
+  const all = ~0n & 0xffffffffffffn;
+  if (member.id !== '' && str(guild, 'owner_id') === member.id) return all;
+  let perms = basePermissions(guild, { roles: member.roles }, guildId);
+  if ((perms & PermissionFlagsBits.Administrator) !== 0n) return all;
+  const overwrites = arr(channel, 'permission_overwrites');
+  const bits = (o: unknown, k: 'allow' | 'deny') => BigInt(str(o, k) ?? '0');
+  const everyone = overwrites.find((o) => str(o, 'id') === guildId);
+  if (everyone) perms = (perms & ~bits(everyone, 'deny')) | bits(everyone, 'allow');
+  let allow = 0n;
+  let deny = 0n;
+  for (const o of overwrites) {
+    if (num(o, 'type') !== 0 || str(o, 'id') === guildId || !member.roles.includes(str(o, 'id') ?? '')) continue;
+    allow |= bits(o, 'allow');
+    deny |= bits(o, 'deny');
+  }
+  perms = (perms & ~deny) | allow;
+  const own = member.id === '' ? undefined : overwrites.find((o) => num(o, 'type') === 1 && str(o, 'id') === member.id);
+  if (own) perms = (perms & ~bits(own, 'deny')) | bits(own, 'allow');
+  return perms;
 }
 
 /** True when the channel's @everyone overwrite denies VIEW_CHANNEL. */
