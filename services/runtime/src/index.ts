@@ -1,3 +1,4 @@
+export * from './access-wiring.js';
 export * from './api-ports.js';
 export * from './drain.js';
 export * from './lag.js';

@@ -13,6 +13,7 @@ import { createEmbedder } from '@atlas/providers';
 import {
   AskStore,
   BULK_TIMEOUT_MS,
+  ChannelAccessStore,
   ConnectionStore,
   createGraphStore,
   createKeywordIndex,
@@ -31,6 +32,7 @@ import {
   IntentStore,
   KyselyDocumentStore,
   keywordIndexKind,
+  migrateAccess,
   migrateAsk,
   migrateConnections,
   migrateDeadLetters,
@@ -81,6 +83,7 @@ export type RuntimeStores = Pick<
   | 'stats'
   | 'intents'
   | 'deadLetters'
+  | 'access'
 >;
 
 /**
@@ -103,6 +106,7 @@ export const migrateStores = async (cfg: Config, db: Db): Promise<void> => {
     migrateStats,
     migrateIntents,
     migrateDeadLetters,
+    migrateAccess,
   ])
     await migrate(db);
 };
@@ -176,6 +180,7 @@ export const openStores = async (
     stats: new StatsStore(db),
     intents: new IntentStore(db),
     deadLetters: new DeadLetterStore(db),
+    access: new ChannelAccessStore(db, { refreshIntervalMs: cfg.ACL_REFRESH_INTERVAL_MS }),
   };
 };
 

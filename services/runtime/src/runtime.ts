@@ -5,6 +5,7 @@ import { PROJECTOR_NAMES, PROJECTORS, type RuntimeMetrics, type WikiGenerator } 
 import type { Embedder, HttpWebSearchProvider, LlmChains } from '@atlas/providers';
 import type {
   AskStore,
+  ChannelAccessStore,
   ConnectionStore,
   DatabaseHandle,
   DeadLetterStore,
@@ -90,6 +91,12 @@ export interface Runtime {
   intents: IntentStore;
   /** Dead letters (the dead-letters projector's read store). */
   deadLetters: DeadLetterStore;
+  /**
+   * Channel access (docs/access.md "Channel access"): the latest platform membership of each channel (the
+   * channel-access projector's read store). Its `hiddenChannels(identity, now)` is the ChannelAccessView the API filters
+   * by; private channels whose membership is older than 2 × ACL_REFRESH_INTERVAL_MS fail closed.
+   */
+  access: ChannelAccessStore;
   /**
    * Whether fact sets get write intents (WriteIntentCreated, store outcomes, the reconciler projector); on by
    * default. Set before the projectors start (bench:import turns it off for its baseline).

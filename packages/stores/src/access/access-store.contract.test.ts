@@ -108,6 +108,28 @@ for (const { name, open } of testDatabases()) {
       expect((await store.hiddenChannels(null, NOW)).has(priv)).toBe(false);
     });
 
+    it('an import never replaces what a connection read from the platform; a sync replaces an import', async () => {
+      const priv = ch();
+      await store.apply([observed({ channelId: priv, observedAt: ago(60_000) })]);
+      await store.apply([
+        observed({
+          channelId: priv,
+          source: 'import',
+          connectionId: null,
+          isPrivate: false,
+          members: null,
+          observedAt: ago(1000),
+        }),
+      ]);
+      expect(await store.get(priv)).toMatchObject({ source: 'sync', is_private: true });
+      const imported = ch();
+      await store.apply([
+        observed({ channelId: imported, source: 'import', connectionId: null, observedAt: ago(60_000) }),
+      ]);
+      await store.apply([observed({ channelId: imported, members: ['U3'], source: 'refresh', observedAt: ago(1000) })]);
+      expect(await store.get(imported)).toMatchObject({ source: 'refresh', members: ['U3'] });
+    });
+
     it('holds a large member list (more rows than one insert)', async () => {
       const priv = ch();
       const members = Array.from({ length: 4500 }, (_, i) => `U${String(i).padStart(5, '0')}`);

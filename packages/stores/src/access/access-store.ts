@@ -30,7 +30,8 @@ const iso = (v: unknown): string => new Date(v as string | Date).toISOString();
 /**
  * The channel-access read model (docs/access.md "Channel access"), on PGlite or PostgreSQL through Kysely: per channel
  * the latest ChannelMembershipObserved (by observedAt; an older observation arriving later is ignored, an equal one
- * rewrites the same rows, so redelivery and replay end equal). Written only by the channel-access projector; read by
+ * rewrites the same rows, so redelivery and replay end equal; an `import` observation never replaces a `sync` or
+ * `refresh` one, read from the platform itself). Written only by the channel-access projector; read by
  * the API's filters (ChannelAccessView) and the ACL refresh. A private channel is visible to an identity of its
  * platform listed as a member, while its observation is younger than 2 × `refreshIntervalMs`; anything else private is
  * hidden (fail closed). Needs migrateAccess. Errors: the database's (the runner retries).
@@ -56,11 +57,13 @@ export class ChannelAccessStore implements ChannelAccessView {
     await this.db.transaction().execute(async (trx) => {
       const cur = await trx
         .selectFrom('channel_access')
-        .select('observed_at')
+        .select(['observed_at', 'source'])
         .where('channel_id', '=', d.channelId)
         .forUpdate()
         .executeTakeFirst();
       if (cur && new Date(cur.observed_at).getTime() > observed.getTime()) return;
+      // The platform is the authority: an export's view never replaces what a connection read from the platform.
+      if (cur && cur.source !== 'import' && d.source === 'import') return;
       const members = d.isPrivate && d.members ? [...new Set(d.members)].sort() : null;
       const row = {
         channel_id: d.channelId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AclRefreshResultSchema } from './access.js';
 import { AskFeedbackRecordedSchema, AskHistorySchema, AskSessionDetailSchema, AskSessionSummarySchema } from './ask.js';
 import {
   ChannelDataDeletedSchema,
@@ -21,7 +22,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
-import { AclRefreshResultSchema, BackfillResultSchema, ReconcileResultSchema } from './errors.js';
+import { BackfillResultSchema, ReconcileResultSchema } from './errors.js';
 import {
   CardListEntrySchema,
   DecisionRecordSchema,
