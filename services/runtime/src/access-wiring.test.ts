@@ -118,6 +118,20 @@ describe('channel access follows the platform (Slack and Discord emulators)', ()
     expect((await h.rt.access.hiddenChannels(a(bob), later)).has(GENERAL)).toBe(false); // public stays public
   }, 30_000);
 
+  it('a sync whose membership read fails records the private channel without members: hidden from everyone', async () => {
+    slack.fault({ kind: 'status', status: 500, match: 'conversations.members', times: 20 });
+    try {
+      const r = await h.call('POST', '/api/sync', { channel_id: HELP });
+      expect((await h.finished(HELP, r.body.job_id)).status).toBe('completed');
+    } finally {
+      slack.clearFaults();
+    }
+    expect(await h.rt.access.get(HELP)).toMatchObject({ source: 'sync', is_private: true, members: null });
+    expect((await h.rt.access.hiddenChannels(a(bob))).has(HELP)).toBe(true);
+    await refreshChannelAccess(h.rt, { user_id: bob }); // the next read restores it
+    expect((await h.rt.access.hiddenChannels(a(bob))).has(HELP)).toBe(false);
+  }, 90_000);
+
   it('an import lists the export members of private channels, else public to the workspace', () => {
     const events = membershipOfPlan(
       {
