@@ -106,6 +106,12 @@ const ConfigFields = z.object({
    * retracted), a five-field cron expression in UTC run beside the wiki scheduler; `off` disables it. Hourly by default.
    */
   RETENTION_CRON: z.string().default('17 * * * *'),
+  /**
+   * The ACL refresh period, ms (docs/access.md "Channel access"): every selected channel of every connected connection
+   * has its platform membership read again this often; private channels whose membership is older than twice this
+   * are hidden from every identity (fail closed). Default 1 hour.
+   */
+  ACL_REFRESH_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
   /** Where alerts are POSTed as JSON (spec "Alerts (operational)"); unset: alerts are log events only. */
   ALERT_WEBHOOK_URL: z.string().url().optional(),
   /**

@@ -9,6 +9,7 @@ import type {
   MessageIngested,
 } from './domain.js';
 import type { DeadLetterRedriven, StoreWriteApplied, StoreWriteFailed, WriteIntentCreated } from './intents.js';
+import type { ChannelMembershipObserved } from './membership.js';
 import type { SyncScheduleUpdated } from './schedule.js';
 import type { SyncCancelled, SyncJobUpdated, SyncRequested } from './sync.js';
 import type { WikiRefreshRequested } from './wiki.js';
@@ -28,6 +29,8 @@ export const TOPICS = {
   graph: 'atlas.graph',
   intents: 'atlas.intents',
   deadLetters: 'atlas.dead-letters',
+  /** Channel membership read from the platforms (ChannelMembershipObserved), keyed by channel_id. */
+  access: 'atlas.access',
 } as const;
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
 
@@ -50,6 +53,7 @@ export interface EventDataMap {
   StoreWriteFailed: StoreWriteFailed;
   DeadLetterRedriven: DeadLetterRedriven;
   WikiRefreshRequested: WikiRefreshRequested;
+  ChannelMembershipObserved: ChannelMembershipObserved;
 }
 export type EventType = keyof EventDataMap;
 

@@ -192,6 +192,15 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     requestedAt: '2018-02-06T00:00:00.000Z',
     requestedBy: 'api',
   },
+  ChannelMembershipObserved: {
+    connectionId: 'conn-1',
+    platform: 'platform_a',
+    channelId: 'C03S1KBA2',
+    isPrivate: true,
+    members: ['U0516PHE3', 'U064X3EF3'],
+    source: 'sync',
+    observedAt: '2018-02-06T00:00:00.000Z',
+  },
   SyncJobUpdated: {
     jobId: '0b6f4c1e-7d2a-4f4e-9a51-3c1d2e8f9a10',
     channelId: 'C03S1KBA2',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   ChannelDataDeleted,
   ChannelDiscovered,
+  ChannelMembershipObserved,
   ChannelSettingsUpdated,
   DeadLettered,
   DeadLetterRedriven,
@@ -45,6 +46,7 @@ const zodOf = {
   StoreWriteFailed,
   DeadLetterRedriven,
   WikiRefreshRequested,
+  ChannelMembershipObserved,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

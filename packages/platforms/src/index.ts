@@ -7,8 +7,10 @@ import { openSource } from './source.js';
 export { detectFormat, looksLikeDiscordExport } from './detect.js';
 export { DISCORD_KEPT_TYPES, mapDiscordMessage, parseDiscordExport, snowflakeTime } from './discord.js';
 export {
+  type ChannelMembers,
   type ClientLogEvent,
   type ConnectionChannel,
+  channelPermissions,
   DISCORD_REQUIRED_PERMISSIONS,
   DiscordClient,
   type FetchOptions,

@@ -32,6 +32,12 @@ export interface ImportPlan {
   perChannel: Record<string, { name: string; kept: number; skipped: number }>;
   /** Number of files read and parsed. */
   filesRead: number;
+  /**
+   * Channel access (docs/access.md "Channel access"): by channelId, the member user ids of each private channel whose
+   * export lists them (Slack channels.json `members`); a channel not here is public to the workspace (DiscordChatExporter
+   * lists no members). The import appends them as ChannelMembershipObserved (`source: 'import'`).
+   */
+  members: Record<string, string[]>;
 }
 
 /** JSON with object keys sorted at every level, so equal values always give equal strings. */
@@ -84,6 +90,7 @@ export class PlanBuilder {
   private readonly messages: MessageIngested[] = [];
   private readonly skipped: Record<string, number> = {};
   private readonly perChannel: Record<string, { name: string; kept: number; skipped: number }> = {};
+  private readonly memberLists: Record<string, string[]> = {};
   filesRead = 0;
 
   constructor(
@@ -94,6 +101,11 @@ export class PlanBuilder {
   channel(ch: ChannelDiscovered): void {
     this.channels.push(ChannelDiscovered.parse(ch));
     this.perChannel[ch.channelId] ??= { name: ch.name, kept: 0, skipped: 0 };
+  }
+
+  /** The member user ids of a private channel (sorted, unique). */
+  members(channelId: string, userIds: readonly string[]): void {
+    this.memberLists[channelId] = [...new Set(userIds)].sort();
   }
 
   skip(channelId: string, reason: string): void {
@@ -127,6 +139,7 @@ export class PlanBuilder {
       skipped: this.skipped,
       perChannel: this.perChannel,
       filesRead: this.filesRead,
+      members: this.memberLists,
     };
   }
 }

@@ -10,6 +10,8 @@ interface SlackChannel {
   name: string;
   isPrivate: boolean;
   members: number | undefined;
+  /** The member user ids channels.json lists (`members`), when it lists them. */
+  memberIds: string[] | undefined;
   topic: string | null;
   createdAt: string | null;
 }
@@ -27,13 +29,15 @@ function parseChannels(file: string, data: unknown): SlackChannel[] {
     const id = nonEmpty(c, 'id');
     const name = nonEmpty(c, 'name');
     if (id === undefined || name === undefined) throw importFailed(file, `channel #${i} has no id or name`);
-    const members = isObj(c) && Array.isArray(c.members) ? c.members.length : undefined;
+    const memberIds = isObj(c) && Array.isArray(c.members) ? c.members.filter((m) => typeof m === 'string') : undefined;
+    const members = memberIds?.length;
     const created = num(c, 'created');
     return {
       id,
       name,
       isPrivate: isObj(c) && c.is_private === true,
       members: members ?? num(c, 'num_members'),
+      memberIds,
       topic: nonEmpty(obj(c, 'topic'), 'value') ?? null,
       createdAt: created !== undefined && created > 0 ? new Date(created * 1000).toISOString() : null,
     };
@@ -154,6 +158,8 @@ function planChannel(plan: PlanBuilder, { channel, messages }: ChannelDays, ctx:
     createdAt: channel.createdAt,
     source: 'import',
   });
+  // Channel access: a private channel's listed members; a public one, or one without a list, is public to the workspace.
+  if (channel.isPrivate && channel.memberIds) plan.members(channel.id, channel.memberIds);
   for (const m of mapped) plan.keep(m);
   for (const reason of skipped) plan.skip(channel.id, reason);
 }

@@ -1,4 +1,7 @@
 export * from '@atlas/db';
+export * from './access/access-store.js';
+export * from './access/migrations.js';
+export type * from './access/tables.js';
 export * from './ask/ask-store.js';
 export * from './ask/migrations.js';
 export * from './cache-queue/index.js';

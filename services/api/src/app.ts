@@ -6,6 +6,7 @@ import { registerVisibility, type VisibilityPorts } from './auth/visibility.js';
 import { frameworkErrorHandler, registerErrorHandling } from './errors.js';
 import { httpServerOptions, registerRequestIdTracking } from './http-server.js';
 import { registerInputGuard } from './input-guard.js';
+import { type AclRoutesOptions, aclRoutes } from './routes/acl.js';
 import { type AdminRoutesOptions, adminRoutes } from './routes/admin.js';
 import { type AskRoutesOptions, askRoutes } from './routes/ask.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
@@ -43,6 +44,7 @@ export type AppDeps = HomeRoutesOptions &
   SearchRoutesOptions &
   GraphRoutesOptions &
   AdminRoutesOptions &
+  AclRoutesOptions &
   WikiRoutesOptions &
   AskRoutesOptions &
   KeyRoutesOptions &
@@ -111,6 +113,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     backfillEmbeddings: deps.backfillEmbeddings,
     admin: deps.admin,
   });
+  await app.register(aclRoutes, { refreshAcl: deps.refreshAcl });
   await app.register(wikiRoutes, {
     wiki,
     documents,

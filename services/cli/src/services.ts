@@ -15,6 +15,7 @@ export const PROJECTOR_SERVICES = [
   'stats',
   'reconciler',
   'dead-letters',
+  'channel-access',
 ] as const;
 
 /**

@@ -1,3 +1,4 @@
+export * from './access/index.js';
 export * from './channel-commands.js';
 export * from './dead-letters.js';
 export * from './documents.js';

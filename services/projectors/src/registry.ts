@@ -1,3 +1,4 @@
+import { channelAccessProjector } from './access/channel-access.js';
 import { deadLettersProjector } from './dead-letters.js';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
@@ -24,6 +25,7 @@ export const PROJECTORS = [
   statsProjector,
   reconcilerProjector,
   deadLettersProjector,
+  channelAccessProjector,
 ] as const;
 /** The name of one of PROJECTORS (its consumer group is `atlas.<name>`). */
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];

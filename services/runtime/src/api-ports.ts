@@ -13,6 +13,7 @@ import {
 import { extractUpload } from '@atlas/providers';
 import { askLlmOf, graphExpansion } from '@atlas/query';
 import { sql } from 'kysely';
+import { refreshChannelAccess } from './access-wiring.js';
 import { projectorLagRows } from './lag.js';
 import {
   backfillRuntimeEntities,
@@ -101,6 +102,8 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   graph: rt.graph,
   graphExpansion: rt.cfg.SEARCH_GRAPH_EXPANSION ? graphExpansion(rt.graph, questionEntities) : null,
   backfillEntities: () => backfillRuntimeEntities(rt),
+  refreshAcl: (req) => refreshChannelAccess(rt, req),
+  channelAccess: rt.access, // channel membership: which private channels a caller's identity may see
   health: healthChecks(rt),
   startedAt,
   eventLog: { kind: rt.logKind, lag: () => projectorLagRows(rt) },

@@ -12,9 +12,9 @@ export interface AppendResult {
 }
 
 /**
- * Appends an import plan's events in ONE atomic append (nothing of a failed import is applied):
- * a ChannelDiscovered per channel, and a MessageIngested per message that is new or whose content
- * hash changed since the last import (so a re-import adds nothing). Returns the appended and unchanged counts and
+ * Appends an import plan's events in ONE atomic append (nothing of a failed import is applied), after the channels'
+ * membership (membershipOfPlan, on atlas.access): a ChannelDiscovered per channel, and a MessageIngested per message
+ * that is new or whose content hash changed since the last import (so a re-import adds nothing). Returns the appended and unchanged counts and
  * where the messages went. `onChecked(n)`: n messages compared with the stored hashes so far (after each channel).
  */
 export const appendPlan = async (
@@ -36,6 +36,9 @@ export const appendPlan = async (
     else events.push({ type: 'MessageIngested', key: m.channelId, data: m });
   }
   onChecked(plan.messages.length);
+  // Channel access first (docs/access.md "Channel access"), so a private channel's messages are never readable before
+  // its members are known: the members the export lists, else public to the workspace.
+  await rt.eventLog.append(TOPICS.access, membershipOfPlan(plan));
   const positions = await rt.eventLog.append(TOPICS.messages, events);
   const messageOffsets = new Map<number, number[]>();
   positions.forEach((pos, i) => {
@@ -47,6 +50,31 @@ export const appendPlan = async (
   for (const list of messageOffsets.values()) list.sort((a, b) => a - b);
   return { appended: events.length - plan.channels.length, unchanged, messageOffsets };
 };
+
+/**
+ * One ChannelMembershipObserved (`source: 'import'`, no connection, observed now) per channel of an import plan: private
+ * with the members the export lists (ImportPlan.members), else public to the workspace (members null).
+ */
+export const membershipOfPlan = (
+  plan: Pick<Awaited<ReturnType<typeof planImport>>, 'channels' | 'members'>,
+  now: Date = new Date(),
+): NewEvent<'ChannelMembershipObserved'>[] =>
+  plan.channels.map((c) => {
+    const members = plan.members[c.channelId] ?? null;
+    return {
+      type: 'ChannelMembershipObserved',
+      key: c.channelId,
+      data: {
+        connectionId: null,
+        platform: c.platform,
+        channelId: c.channelId,
+        isPrivate: members !== null,
+        members,
+        source: 'import',
+        observedAt: now.toISOString(),
+      },
+    };
+  });
 
 /** How drainProjectors reports while it waits: a callback before each lag poll and once when idle. */
 export interface DrainWatch {

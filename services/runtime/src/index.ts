@@ -1,4 +1,5 @@
 export type { ApiKeyRecord } from '@atlas/stores';
+export * from './access-wiring.js';
 export * from './api-ports.js';
 export * from './drain.js';
 export * from './lag.js';

@@ -20,6 +20,7 @@ const PIPELINE_ORDER = [
   'sync-schedules',
   'stats',
   'dead-letters',
+  'channel-access',
 ];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */

@@ -14,6 +14,7 @@ import {
   ApiKeyStore,
   AskStore,
   BULK_TIMEOUT_MS,
+  ChannelAccessStore,
   ConnectionStore,
   createGraphStore,
   createKeywordIndex,
@@ -32,6 +33,7 @@ import {
   IntentStore,
   KyselyDocumentStore,
   keywordIndexKind,
+  migrateAccess,
   migrateApiKeys,
   migrateAsk,
   migrateConnections,
@@ -84,6 +86,7 @@ export type RuntimeStores = Pick<
   | 'stats'
   | 'intents'
   | 'deadLetters'
+  | 'access'
 >;
 
 /**
@@ -107,6 +110,7 @@ export const migrateStores = async (cfg: Config, db: Db): Promise<void> => {
     migrateStats,
     migrateIntents,
     migrateDeadLetters,
+    migrateAccess,
   ])
     await migrate(db);
 };
@@ -181,6 +185,7 @@ export const openStores = async (
     stats: new StatsStore(db),
     intents: new IntentStore(db),
     deadLetters: new DeadLetterStore(db),
+    access: new ChannelAccessStore(db, { refreshIntervalMs: cfg.ACL_REFRESH_INTERVAL_MS }),
   };
 };
 

@@ -6,6 +6,7 @@ import type { Embedder, HttpWebSearchProvider, LlmChains } from '@atlas/provider
 import type {
   ApiKeyStore,
   AskStore,
+  ChannelAccessStore,
   ConnectionStore,
   DatabaseHandle,
   DeadLetterStore,
@@ -94,6 +95,12 @@ export interface Runtime {
   intents: IntentStore;
   /** Dead letters (the dead-letters projector's read store). */
   deadLetters: DeadLetterStore;
+  /**
+   * Channel access (docs/access.md "Channel access"): the latest platform membership of each channel (the
+   * channel-access projector's read store). Its `hiddenChannels(identity, now)` is the ChannelAccessView the API filters
+   * by; private channels whose membership is older than 2 × ACL_REFRESH_INTERVAL_MS fail closed.
+   */
+  access: ChannelAccessStore;
   /**
    * Whether fact sets get write intents (WriteIntentCreated, store outcomes, the reconciler projector); on by
    * default. Set before the projectors start (bench:import turns it off for its baseline).

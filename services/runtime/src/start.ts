@@ -12,6 +12,7 @@ import {
   startWikiScheduler,
 } from '@atlas/projectors';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { startRuntimeAclRefresher } from './access-wiring.js';
 import { apiPorts, healthChecks } from './api-ports.js';
 import { botConfigured, startBotService } from './bot.js';
 import { projectorLag } from './lag.js';
@@ -148,6 +149,12 @@ export const startServices = async (
             ),
           )
         : null;
+    // Channel access: every selected channel's platform membership read again each ACL_REFRESH_INTERVAL_MS (and at
+    // start), beside the sync scheduler (docs/access.md "Channel access").
+    const aclRefresher =
+      service === 'all' || service === 'sync-worker' || service === 'scheduler'
+        ? bg(() => startRuntimeAclRefresher(running0, { log: { info: (m) => log.info(m), warn: (m) => log.warn(m) } }))
+        : null;
     // The wiki's triggers run beside the wiki projector: stale wikis regenerated once the projectors are idle, and
     // the daily full rebuild (WIKI_REBUILD_CRON).
     const runsWiki = service === 'all' || service === 'wiki';
@@ -240,6 +247,7 @@ export const startServices = async (
         llmRecovery?.stop();
         monitor?.stop();
         syncScheduler?.stop();
+        aclRefresher?.stop();
         await bot?.close();
         await api?.close();
         await port?.close(); // Fastify closes only a server it listened on itself

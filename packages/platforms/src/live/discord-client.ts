@@ -4,9 +4,11 @@ import { PermissionFlagsBits } from 'discord-api-types/v10';
 import { DISCORD_KEPT_TYPES, mapDiscordMessage, snowflakeTime } from '../discord.js';
 import { arr, isObj, type JsonObject, num, str } from '../json.js';
 import { DISCORD_REQUIRED_PERMISSIONS, discordPlatformError, discordValidationFailure } from './discord-errors.js';
+import { basePermissions, channelPermissions, everyoneDenied } from './discord-permissions.js';
 import { reactionEmojiKey, toExportShape } from './discord-shape.js';
 import { type RetrySettings, retrySettings, withRetry } from './retry.js';
 import type {
+  ChannelMembers,
   ConnectionChannel,
   FetchOptions,
   MessagePage,
@@ -160,6 +162,38 @@ export class DiscordClient implements PlatformClient {
     return [];
   }
 
+  /**
+   * See PlatformClient.listMembers: GET /channels/{id} (its permission_overwrites), GET /guilds/{id} (roles, owner);
+   * private = @everyone cannot VIEW_CHANNEL in the channel. For a private channel every guild member (GET
+   * /guilds/{id}/members, 1000 a page, `after` the last user id) whose channel permissions (channelPermissions)
+   * include VIEW_CHANNEL. Throws PlatformError.
+   */
+  async listMembers(channelId: string, opts: { signal?: AbortSignal } = {}): Promise<ChannelMembers> {
+    const { guild_id } = this.credentials;
+    const channel = await this.call(`/channels/${channelId}`, undefined, opts.signal);
+    const guild = await this.guildWithCounts();
+    const everyone = channelPermissions(guild, channel, guild_id, { id: '', roles: [] });
+    if ((everyone & PermissionFlagsBits.ViewChannel) !== 0n)
+      return { channel_id: channelId, is_private: false, members: null };
+    const members: string[] = [];
+    for (let after = '0'; ; ) {
+      const q = new URLSearchParams({ limit: '1000', after });
+      const page = await this.call(`/guilds/${guild_id}/members`, q, opts.signal);
+      const list = (Array.isArray(page) ? page : []).filter(isObj);
+      for (const m of list) {
+        const id = str(m.user, 'id');
+        if (id === undefined) continue;
+        const roles = arr(m, 'roles').map(String);
+        const perms = channelPermissions(guild, channel, guild_id, { id, roles });
+        if ((perms & PermissionFlagsBits.ViewChannel) !== 0n) members.push(id);
+      }
+      const last = str(list.at(-1)?.user, 'id');
+      if (list.length < 1000 || last === undefined) break;
+      after = last;
+    }
+    return { channel_id: channelId, is_private: true, members: [...new Set(members)].sort() };
+  }
+
   /** Users of every reaction of `m` (the reactions route, 100 a page), keyed by reactionEmojiKey. */
   private async reactionUsers(channelId: string, m: JsonObject, signal?: AbortSignal) {
     const out = new Map<string, unknown[]>();
@@ -256,17 +290,3 @@ export class DiscordClient implements PlatformClient {
 
 /** What chainRoot reads of a message: its type and reference (keeps the per-channel memory small). */
 const replyLink = (e: JsonObject): JsonObject => ({ type: e.type, reference: e.reference });
-
-/** Guild-level permissions of a member: @everyone's plus its roles' (research note §8; overwrites not applied). */
-function basePermissions(guild: unknown, member: unknown, guildId: string): bigint {
-  const roles = new Map(arr(guild, 'roles').map((r) => [str(r, 'id'), BigInt(str(r, 'permissions') ?? '0')]));
-  let perms = roles.get(guildId) ?? 0n;
-  for (const id of arr(member, 'roles')) perms |= roles.get(String(id)) ?? 0n;
-  return (perms & PermissionFlagsBits.Administrator) !== 0n ? ~0n & 0xffffffffffffn : perms;
-}
-
-/** True when the channel's @everyone overwrite denies VIEW_CHANNEL. */
-function everyoneDenied(c: unknown, guildId: string): boolean {
-  const ow = arr(c, 'permission_overwrites').find((o) => str(o, 'id') === guildId);
-  return ow !== undefined && (BigInt(str(ow, 'deny') ?? '0') & PermissionFlagsBits.ViewChannel) !== 0n;
-}

@@ -40,12 +40,12 @@ const apiUser = (u: unknown): JsonObject => {
 
 /**
  * A Discord REST v10 emulator (test support) serving a DiscordChatExporter JSON export over node:http
- * on 127.0.0.1: GET /users/@me, /guilds/{id} (`with_counts`), /guilds/{id}/members/{user}, /guilds/{id}/channels,
- * /channels/{id}, /channels/{id}/messages (before/after/around, limit 1..100, newest first), /channels/{id}/messages/{id},
- * /channels/{id}/messages/{id}/reactions/{emoji}. Errors carry real statuses and JSON codes (401/0, 403/50001,
+ * on 127.0.0.1: GET /users/@me, /guilds/{id} (`with_counts`), /guilds/{id}/members (list) and /members/{user},
+ * /guilds/{id}/channels, /channels/{id}, /channels/{id}/messages (before/after/around, limit 1..100, newest first),
+ * /channels/{id}/messages/{id}, /channels/{id}/messages/{id}/reactions/{emoji}. Errors carry real statuses and JSON codes (401/0, 403/50001,
  * 404/10003/10004/10008, 429 with `retry_after` and X-RateLimit headers; research note §7, §10). Messages are the
- * export's converted back to API objects (DCE renames reversed, note §12). Faults, the token, the bot's permissions
- * and new/edited/deleted messages are scriptable after start.
+ * export's converted back to API objects (DCE renames reversed, note §12). Faults, the token, the bot's permissions,
+ * new/edited/deleted messages, guild roles and members and channel permission overwrites are scriptable after start.
  */
 export class DiscordEmulator {
   /** Base for `new REST({ api })`: `http://127.0.0.1:PORT/api` (no version, no trailing slash). */
@@ -63,6 +63,12 @@ export class DiscordEmulator {
   readonly botRoleId = '1300000000000000002';
   everyonePermissions = DISCORD_DEFAULT_PERMISSIONS;
   botPermissions = DISCORD_DEFAULT_PERMISSIONS;
+  /** Guild roles besides @everyone and the bot's (addRole). */
+  readonly roles: { id: string; name: string; permissions: string; position: number }[] = [];
+  /** Guild members besides the bot (GET /guilds/{id}/members): the export's message authors at start, addMember. */
+  readonly members = new Map<string, { user: JsonObject; roles: string[] }>();
+  /** The guild owner's user id (has every permission). */
+  ownerId = '1';
   private readonly faults = new FaultQueue();
   private seq = 0n;
 
@@ -121,6 +127,12 @@ export class DiscordEmulator {
     let emu: DiscordEmulator | undefined;
     const { server, origin } = await listen((req, res) => emu!.handle(req, res));
     emu = new DiscordEmulator(server, origin, guild, channels, messages, reactionUsers);
+    for (const byId of messages.values())
+      for (const m of byId.values()) {
+        const id = str(m.author, 'id');
+        if (id && id !== emu.bot.id && !emu.members.has(id))
+          emu.members.set(id, { user: m.author as JsonObject, roles: [] });
+      }
     return emu;
   }
 
@@ -136,7 +148,58 @@ export class DiscordEmulator {
   /** Denies VIEW_CHANNEL to @everyone in a channel (it then lists as private; the bot keeps its role's access). */
   setPrivate(channelId: string): void {
     const c = this.channels.find((x) => x.id === channelId);
-    if (c) c.permission_overwrites = [{ id: this.guild.id, type: 0, allow: '0', deny: String(VIEW_CHANNEL) }];
+    if (c) this.setOverwrite(channelId, { id: this.guild.id, type: 0, allow: 0n, deny: VIEW_CHANNEL });
+  }
+
+  /** Adds a guild role (`permissions` a bit set; default none) and returns its id. */
+  addRole(name: string, permissions = 0n): string {
+    this.seq += 1n;
+    const id = String(1300000000000000100n + this.seq);
+    this.roles.push({ id, name, permissions: String(permissions), position: this.roles.length + 2 });
+    return id;
+  }
+
+  /** Adds a guild member (or replaces its roles). */
+  addMember(user: { id: string; username: string }, roles: string[] = []): void {
+    this.members.set(user.id, {
+      user: { discriminator: '0', avatar: null, global_name: null, ...user },
+      roles: [...roles],
+    });
+  }
+
+  /** Removes a member from the guild. */
+  removeMember(userId: string): void {
+    this.members.delete(userId);
+  }
+
+  /**
+   * A member overwrite on a channel: `true` allows them VIEW_CHANNEL (they see a private channel), `false` denies it
+   * (they no longer see it, whatever their roles allow).
+   */
+  setChannelMember(channelId: string, userId: string, member: boolean): void {
+    this.setOverwrite(channelId, {
+      id: userId,
+      type: 1,
+      allow: member ? VIEW_CHANNEL : 0n,
+      deny: member ? 0n : VIEW_CHANNEL,
+    });
+  }
+
+  /** A role overwrite on a channel allowing (`true`) or denying (`false`) VIEW_CHANNEL to the role's members. */
+  setChannelRole(channelId: string, roleId: string, view: boolean): void {
+    this.setOverwrite(channelId, {
+      id: roleId,
+      type: 0,
+      allow: view ? VIEW_CHANNEL : 0n,
+      deny: view ? 0n : VIEW_CHANNEL,
+    });
+  }
+
+  private setOverwrite(channelId: string, o: { id: string; type: number; allow: bigint; deny: bigint }): void {
+    const c = this.channels.find((x) => x.id === channelId);
+    if (!c) throw new Error(`no channel ${channelId}`);
+    const rest = arr(c, 'permission_overwrites').filter((x) => str(x, 'id') !== o.id);
+    c.permission_overwrites = [...rest, { id: o.id, type: o.type, allow: String(o.allow), deny: String(o.deny) }];
   }
 
   /** Posts a message now (a snowflake after every existing one); `replyTo` makes it a REPLY (type 19). Returns its id. */
@@ -233,7 +296,10 @@ export class DiscordEmulator {
       if (seg[1] !== this.guild.id) return [404, { message: 'Unknown Guild', code: 10004 }];
       if (seg.length === 2) return [200, this.guildObject(q.get('with_counts') === 'true')];
       if (seg[2] === 'channels' && seg.length === 3) return [200, this.channels];
+      if (seg[2] === 'members' && seg.length === 3) return this.memberList(q);
       if (seg[2] === 'members' && seg.length === 4) {
+        const m = this.members.get(seg[3]!);
+        if (m) return [200, { ...memberObject(m.user, m.roles) }];
         if (seg[3] !== this.bot.id) return [404, { message: 'Unknown Member', code: 10007 }];
         return [
           200,
@@ -266,6 +332,19 @@ export class DiscordEmulator {
     return [404, { message: '404: Not Found', code: 0 }];
   }
 
+  /** GET /guilds/{id}/members: limit 1..1000 (default 1), `after` a user id; by user id ascending; the bot included. */
+  private memberList(q: URLSearchParams): [number, unknown] {
+    const limit = q.has('limit') ? Number(q.get('limit')) : 1;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      return [400, { message: 'Invalid Form Body', code: 50035 }];
+    const after = BigInt(q.get('after') ?? '0');
+    const all = [
+      memberObject(this.bot, [this.botRoleId]),
+      ...[...this.members.values()].map((m) => memberObject(m.user, m.roles)),
+    ].sort((a, b) => (BigInt(str(a.user, 'id')!) < BigInt(str(b.user, 'id')!) ? -1 : 1));
+    return [200, all.filter((m) => BigInt(str(m.user, 'id')!) > after).slice(0, limit)];
+  }
+
   private guildObject(withCounts: boolean): JsonObject {
     const authors = new Set<string>();
     for (const byId of this.messages.values()) for (const m of byId.values()) authors.add(str(m.author, 'id') ?? '');
@@ -273,12 +352,13 @@ export class DiscordEmulator {
       id: this.guild.id,
       name: this.guild.name,
       icon: null,
-      owner_id: '1',
+      owner_id: this.ownerId,
       features: [],
       emojis: [],
       roles: [
         { id: this.guild.id, name: '@everyone', permissions: String(this.everyonePermissions), position: 0 },
         { id: this.botRoleId, name: 'Atlas', permissions: String(this.botPermissions), position: 1 },
+        ...this.roles,
       ],
       ...(withCounts ? { approximate_member_count: authors.size, approximate_presence_count: 0 } : {}),
     };
@@ -318,6 +398,17 @@ export class DiscordEmulator {
     return [200, sorted.filter((u) => after === null || BigInt(u.id as string) > BigInt(after)).slice(0, limit)];
   }
 }
+
+/** A guild member object as the API returns it. */
+const memberObject = (user: unknown, roles: readonly string[]): JsonObject => ({
+  user,
+  nick: null,
+  roles: [...roles],
+  joined_at: '2025-01-01T00:00:00.000000+00:00',
+  deaf: false,
+  mute: false,
+  flags: 0,
+});
 
 const baseMessage = (id: string, channelId: string): JsonObject => ({
   id,

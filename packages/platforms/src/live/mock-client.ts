@@ -8,6 +8,7 @@ import { DISCORD_REQUIRED_PERMISSIONS } from './discord-errors.js';
 import { CAST_SIZE, type ChannelKind, generateConversation } from './mock-conversations.js';
 import { SLACK_REQUIRED_SCOPES } from './slack-client.js';
 import {
+  type ChannelMembers,
   type ConnectionChannel,
   type FetchOptions,
   type MessagePage,
@@ -222,6 +223,17 @@ export class MockPlatformClient implements PlatformClient {
       topic: c.topic,
       created_at: c.created_at,
     }));
+  }
+
+  /** See PlatformClient.listMembers: a private channel's members are the workspace's people; public: null. */
+  async listMembers(channelId: string): Promise<ChannelMembers> {
+    const c = this.ws.channels.find((x) => x.id === channelId);
+    if (!c) throw new PlatformError('CHANNEL_NOT_FOUND', `channel '${channelId}' does not exist`, { retriable: false });
+    return {
+      channel_id: channelId,
+      is_private: c.is_private,
+      members: c.is_private ? this.ws.users.map((u) => u.id).sort() : null,
+    };
   }
 
   /** See PlatformClient.fetchMessages: top-level messages after `after`, oldest first (platform_a: with threads). */

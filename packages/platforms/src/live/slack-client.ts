@@ -6,6 +6,7 @@ import { compareTs, mapSlackMessage, slackSkipReason } from '../slack-message.js
 import { type RetrySettings, retrySettings, withRetry } from './retry.js';
 import { slackPlatformError, slackValidationFailure } from './slack-errors.js';
 import type {
+  ChannelMembers,
   ConnectionChannel,
   FetchOptions,
   MessagePage,
@@ -177,6 +178,29 @@ export class SlackClient implements PlatformClient {
       throw err;
     }
     return this.mapKept(channelId, replies, opts.signal);
+  }
+
+  /**
+   * See PlatformClient.listMembers: conversations.info (private = `is_private` or `is_group`), then for a private
+   * channel conversations.members (200 a page, every page). Throws PlatformError.
+   */
+  async listMembers(channelId: string, opts: { signal?: AbortSignal } = {}): Promise<ChannelMembers> {
+    const info = (await this.call('conversations.info', { channel: channelId }, opts.signal)) as unknown as JsonObject;
+    const c = isObj(info.channel) ? info.channel : {};
+    const isPrivate = c.is_private === true || c.is_group === true;
+    if (!isPrivate) return { channel_id: channelId, is_private: false, members: null };
+    const members = new Set<string>();
+    let cursor = '';
+    do {
+      const page = await this.call(
+        'conversations.members',
+        { channel: channelId, limit: 200, ...(cursor ? { cursor } : {}) },
+        opts.signal,
+      );
+      for (const m of page.members ?? []) if (typeof m === 'string' && m) members.add(m);
+      cursor = page.next;
+    } while (cursor);
+    return { channel_id: channelId, is_private: true, members: [...members].sort() };
   }
 
   /** Every top-level message with ts > `after`, read newest first through the cursor, returned ascending. */

@@ -26,8 +26,8 @@ const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 /**
  * A Slack Web API emulator (test support) serving a Slack export (`channels.json`, `users.json`,
  * `<channel>/<day>.json`) over node:http on 127.0.0.1: auth.test (with `x-oauth-scopes`), conversations.list/info/
- * history/replies, users.list/info; POST form or JSON bodies and GET queries; errors as `{ok:false,error}` with HTTP
- * 200 (research note §1–§4). Team id and workspace URL are the ones the importer infers from the export, so permalinks
+ * history/replies/members (the channel's `members`, offset-cursor pages), users.list/info; POST form or JSON bodies
+ * and GET queries; errors as `{ok:false,error}` with HTTP 200 (research note §1–§4). Team id and workspace URL are the ones the importer infers from the export, so permalinks
  * match. Faults, token states, scopes, membership and new/edited/deleted messages are scriptable after start.
  */
 export class SlackEmulator {
@@ -111,6 +111,22 @@ export class SlackEmulator {
   setMember(channelId: string, member: boolean): void {
     if (member) this.notMember.delete(channelId);
     else this.notMember.add(channelId);
+  }
+
+  /** Makes a channel private (`is_private`, listed as a private_channel) or public again; `members` replaces its list. */
+  setPrivate(channelId: string, isPrivate = true, members?: string[]): void {
+    const c = this.channel(channelId);
+    if (!c) throw new Error(`no channel ${channelId}`);
+    c.is_private = isPrivate;
+    if (members) c.members = [...members];
+  }
+
+  /** Adds a user to a channel's `members` (conversations.members) or removes them (a kick or a leave). */
+  setChannelMember(channelId: string, userId: string, member: boolean): void {
+    const c = this.channel(channelId);
+    if (!c) throw new Error(`no channel ${channelId}`);
+    const cur = Array.isArray(c.members) ? (c.members as string[]) : [];
+    c.members = member ? [...new Set([...cur, userId])] : cur.filter((u) => u !== userId);
   }
 
   /**
@@ -266,6 +282,14 @@ export class SlackEmulator {
         if (denied) return denied;
         if (this.notMember.has(c.id as string)) return { ok: false, error: 'not_in_channel' };
         return method === 'conversations.history' ? this.history(c.id as string, p) : this.replies(c.id as string, p);
+      }
+      case 'conversations.members': {
+        const c = this.channel(p.channel);
+        if (!c) return { ok: false, error: 'channel_not_found' };
+        const denied = need(c.is_private ? 'groups:read' : 'channels:read');
+        if (denied) return denied;
+        const members = Array.isArray(c.members) ? (c.members as string[]) : [];
+        return { ok: true, ...offsetPage(members, p, 100, (u) => u, 'members') };
       }
       case 'users.list':
         return need('users:read') ?? this.usersList(p);

@@ -52,6 +52,17 @@ export interface ConnectionChannel {
   created_at?: string | null;
 }
 
+/**
+ * Who can see a channel on its platform (listMembers; docs/access.md "Channel access"). `members`: the platform user ids
+ * that can see a private channel (Slack `U…`, Discord user snowflakes; sorted, unique, bots included); null for a public
+ * channel (visible to the whole workspace, so no list is read).
+ */
+export interface ChannelMembers {
+  channel_id: string;
+  is_private: boolean;
+  members: string[] | null;
+}
+
 /** Options of one fetch: `after` = a platform message id (Slack ts / Discord snowflake) or null for the start. */
 export interface FetchOptions {
   after?: string | null;
@@ -92,6 +103,14 @@ export interface PlatformClient {
    * A root that no longer exists (Slack `thread_not_found`) gives [].
    */
   fetchReplies(channelId: string, threadTs: string, opts: FetchOptions): Promise<MessageIngested[]>;
+  /**
+   * Who can see the channel now (ChannelMembers). Slack: conversations.info, then for a private channel
+   * conversations.members, every page. Discord: the channel's permission overwrites over the guild's roles; for a
+   * private channel (@everyone cannot VIEW_CHANNEL) every guild member (GET /guilds/{id}/members, every page; needs the
+   * Server Members intent) whose permissions in the channel include VIEW_CHANNEL (owner and ADMINISTRATOR included).
+   * Throws PlatformError (CHANNEL_NOT_FOUND for an unknown channel, AUTH_ERROR, RATE_LIMIT, PLATFORM_ERROR).
+   */
+  listMembers(channelId: string, opts?: { signal?: AbortSignal }): Promise<ChannelMembers>;
 }
 
 /** Codes of spec "Errors → Sync errors" (SYNC_ERROR_STATUS of `@atlas/core`). */

@@ -41,6 +41,3 @@ export const ReconcileResultSchema = z.looseObject({
   duration_ms: Count,
   states: z.strictObject({ pending: Count, done: Count, failed: Count, abandoned: Count }),
 });
-
-/** POST /api/admin/acl/refresh (spec: response not shown): any JSON object. */
-export const AclRefreshResultSchema = z.looseObject({});

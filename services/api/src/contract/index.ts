@@ -3,6 +3,7 @@
  * response of each route of endpoints.txt (ROUTE_RESPONSES), the documented route additions, and validateResponse.
  * Used by the route-shape suite (route-shape.test.ts); written to be reused for an OpenAPI document.
  */
+export * from './access.js';
 export * from './ask.js';
 export * from './channels.js';
 export * from './connections.js';

@@ -1,6 +1,7 @@
 import { MessageIngested, messageUuid, type NewEvent, TOPICS } from '@atlas/core';
 import type { PlatformClient } from '@atlas/platforms';
 import type { SyncJobRecord } from '@atlas/stores';
+import { observeMembership } from '../access/membership.js';
 import { JobState, syncErrorOf } from './job-state.js';
 import { channelEvent, clientOf, platformChannel } from './platform-channel.js';
 import { channelPartition, endOffset, waitForGroups } from './stage-wait.js';
@@ -192,6 +193,8 @@ const endRun = async (
  * spec's error on a platform or internal failure; cancelled when `signal` aborts with JobCancelled. On WorkerShutdown
  * it returns without a terminal state, so the next worker resumes from the job's last cursor.
  *
+ * First the channel's membership (PlatformClient.listMembers) is appended as ChannelMembershipObserved (`source:
+ * 'sync'`, atlas.access; unreadable: a private channel without members, hidden from everyone until a read succeeds).
  * Fetching: pages of `batchSize` top-level messages (Slack: with their threads) after the cursor (the job's, else the
  * channel's; none or force: the start), each page's new or changed messages (content hash vs the document store)
  * appended as MessageIngested (`source: 'sync'`) in appends of `batchSize`, then the cursor is persisted
@@ -209,6 +212,14 @@ export const runSyncJob = async (job: SyncJobRecord, deps: SyncJobDeps, signal: 
     const client = await clientOf(job, deps);
     await state.emit();
     const { channel, workspace } = await platformChannel(client, channelId, signal);
+    // Channel access (docs/access.md): who can see the channel, read on every sync before its messages are appended.
+    const membership = await observeMembership(client, job.connection_id, channel, 'sync', {
+      signal,
+      ...(deps.now ? { now: deps.now } : {}),
+      onError: (err) => deps.log?.warn({ jobId: job.job_id, err }, 'sync: channel membership unreadable; fails closed'),
+    });
+    if (signal.aborted) throw signal.reason;
+    await deps.eventLog.append(TOPICS.access, [membership]);
     const before = await deps.documents.getChannel(channelId);
     const discovered = channelEvent(client.platform, workspace, channel);
     if (!before) await deps.eventLog.append(TOPICS.messages, [discovered]);

@@ -1,0 +1,3 @@
+export * from './acl-refresh.js';
+export * from './channel-access.js';
+export * from './membership.js';
