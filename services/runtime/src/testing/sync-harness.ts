@@ -25,7 +25,9 @@ export interface SyncHarness {
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     payload?: object,
-  ): Promise<{ status: number; body: Json }>;
+    /** Request headers; default: the bootstrap admin key when ATLAS_ADMIN_API_KEY is in the harness's env. */
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Json }>; // body: parsed JSON, or the raw text of another content type (an ask stream)
   /** Polls GET /api/sync/status until the job is in a terminal state; returns the job object. */
   finished(channelId: string, jobId: string, timeoutMs?: number): Promise<Json>;
   /** Stops the worker, the projectors and the API; closes the runtime (the data stays in the data dir). */
@@ -67,9 +69,17 @@ export const openSyncHarness = async (
     ...over,
   });
   const app = await buildApp(apiPorts(rt));
-  const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => {
-    const res = await app.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
-    return { status: res.statusCode, body: res.body ? res.json() : undefined };
+  const call = async (
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+    headers: Record<string, string> = cfg.ATLAS_ADMIN_API_KEY
+      ? { authorization: `Bearer ${cfg.ATLAS_ADMIN_API_KEY}` }
+      : {},
+  ) => {
+    const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+    const json = String(res.headers['content-type'] ?? '').includes('json');
+    return { status: res.statusCode, body: res.body ? (json ? res.json() : res.body) : undefined };
   };
   return {
     rt,
