@@ -125,7 +125,7 @@ describe('issue 21: the HTTP edge', () => {
   describe('timeouts (issue 21 point 2: "a request whose body never finishes keeps its connection open for ever")', () => {
     it('a body that stops after 10 of 1000 bytes: 408 REQUEST_TIMEOUT with the error body, closed within the timeout', async () => {
       const { text, closedAfterMs } = await rawExchange(port, [
-        'POST /api/search HTTP/1.1\r\nHost: atlas\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+        'POST /api/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
         '{"query":"',
       ]);
       const res = parseRaw(text);
@@ -141,7 +141,7 @@ describe('issue 21: the HTTP edge', () => {
     });
 
     it('headers that never finish, and a connection that sends nothing: 408 after the headers timeout', async () => {
-      for (const chunks of [['GET /api/health HTTP/1.1\r\nHost: atlas\r\n'], []]) {
+      for (const chunks of [['GET /api/health HTTP/1.1\r\nHost: localhost\r\n'], []]) {
         const { text, closedAfterMs } = await rawExchange(port, chunks);
         const res = parseRaw(text);
         expect(res.status).toBe(408);
@@ -152,7 +152,7 @@ describe('issue 21: the HTTP edge', () => {
     });
 
     it('an idle keep-alive connection is closed after the keep-alive timeout', async () => {
-      const { text, closedAfterMs } = await rawExchange(port, ['GET /api/health HTTP/1.1\r\nHost: atlas\r\n\r\n']);
+      const { text, closedAfterMs } = await rawExchange(port, ['GET /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n']);
       expect(text).toMatch(/^HTTP\/1\.1 200/);
       expect(closedAfterMs).toBeGreaterThanOrEqual(TIMEOUTS.keepAliveMs - 50);
       expect(closedAfterMs).toBeLessThan(TIMEOUTS.keepAliveMs + 2000);
@@ -160,7 +160,7 @@ describe('issue 21: the HTTP edge', () => {
 
     it('headers over the size limit (431) and a malformed request (400) carry the error body too', async () => {
       const big = parseRaw(
-        (await rawExchange(port, [`GET /api/health HTTP/1.1\r\nHost: atlas\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`]))
+        (await rawExchange(port, [`GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`]))
           .text,
       );
       expect(big.status).toBe(431);
