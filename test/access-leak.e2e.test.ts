@@ -157,6 +157,14 @@ describe('no leak between private channels (Slack emulator, olake #help and #gen
     expect((await h.call('POST', '/api/sync', { channel_id: GENERAL }, bridge(alice))).status).toBe(404);
     const own = await h.call('GET', `/api/channels/${HELP}/sync/status`, undefined, bridge(alice));
     expect(own.status).toBe(200);
+    // The bot's ask for a user who does not see every channel: the global ask is refused (channel_required), the ask
+    // in the channel the command came from is answered (services/bot backend.ts falls back to it).
+    const global = await h.call('POST', '/api/ask', { question: 'what is the error?' }, bridge(alice));
+    expect(global.status).toBe(400);
+    expect(String(global.body)).toContain('channel_required');
+    const scoped = await h.call('POST', `/api/channels/${HELP}/ask`, { question: 'what is the error?' }, bridge(alice));
+    expect(scoped.status).toBe(200);
+    expect(String(scoped.body)).toContain('"type":"done"');
     // Without a user the bridge sees no private channel at all.
     expect((await h.call('GET', `/api/channels/${HELP}`, undefined, { 'x-atlas-bridge-key': BRIDGE })).status).toBe(
       404,
