@@ -160,8 +160,11 @@ describe('issue 21: the HTTP edge', () => {
 
     it('headers over the size limit (431) and a malformed request (400) carry the error body too', async () => {
       const big = parseRaw(
-        (await rawExchange(port, [`GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`]))
-          .text,
+        (
+          await rawExchange(port, [
+            `GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+          ])
+        ).text,
       );
       expect(big.status).toBe(431);
       expectErrorBody(big.body, 'REQUEST_HEADERS_TOO_LARGE');
