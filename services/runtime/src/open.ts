@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AtlasError, type BreakerLogger, BreakerSet, type Config, CredentialCipher } from '@atlas/core';
+import { AtlasError, type BreakerLogger, BreakerSet, type Config, CredentialKeyring, loadMasterKey } from '@atlas/core';
 import { type EmbeddedLogOptions, eventLogKind, TimeSlicedDialect, TimeSlicer } from '@atlas/eventlog';
 import {
   type FactExtractor,
@@ -72,17 +72,32 @@ export const openRuntime = async (
   // As background work: the migrations give the event loop its turns (`atlas start` answers /api/health meanwhile).
   await slicer.background(() => migrateStores(cfg, database.db));
   opts.onStep?.('registering event schemas');
-  const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const eventLog = await openEventLog(cfg, database.db, slicer, logOptions);
   opts.onStep?.('opening the stores');
   const { log, logger } = breakerLogOf(cfg);
+  // The master key of stored credentials: CREDENTIAL_MASTER_KEY, else the data dir's key file (generated on first
+  // use, said once), else (memory://) a key of this process; the keyring of per-connection data keys beside it.
+  const masterKey = loadMasterKey(cfg);
+  if (masterKey.generated)
+    log.warn(
+      { component: 'credentials', path: masterKey.path },
+      `generated a credential master key at ${masterKey.path} (owner-only): it decrypts the stored connection credentials; back it up with the data dir, or set CREDENTIAL_MASTER_KEY (docs/credentials.md)`,
+    );
+  const keyring = CredentialKeyring.open(cfg.ATLAS_DATA_DIR, masterKey.cipher);
   // Every store, the embedder, the LLM providers and web search behind a breaker of this runtime's set.
   const breakers = new BreakerSet();
   const guard = <T>(g: GuardedStore<T>): T => {
     breakers.add(g.breaker);
     return g.port;
   };
-  const stores = await openStores(cfg, database, guard, logger, cipher);
+  const stores = await openStores(cfg, database, guard, logger, keyring, masterKey.cipher);
+  // Legacy envelopes (directly under CREDENTIAL_MASTER_KEY) move to data keys on first start; orphan data keys go.
+  const moved = await slicer.background(() => stores.connections.migrateEnvelopes());
+  if (moved.migrated > 0 || moved.unreadable > 0)
+    log.warn(
+      { component: 'credentials', ...moved },
+      `connection credentials: ${moved.migrated} moved to per-connection data keys, ${moved.unreadable} unreadable under the master key (re-enter those credentials)`,
+    );
   const metrics = new RuntimeMetrics();
   // Every LLM call of the chains is counted (Prometheus, this process) and added to the usage ledger (all processes).
   const llm = instrumentLlmChains(llmChainsFromConfig(cfg, logger), (usage) => {
@@ -123,6 +138,7 @@ export const openRuntime = async (
     webSearch,
     metrics,
     writeIntents: true,
+    credentialMasterKey: masterKey,
     slicer,
     redis,
     close: async () => {

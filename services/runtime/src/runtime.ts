@@ -1,4 +1,4 @@
-import { AtlasError, type BreakerSet, type Config } from '@atlas/core';
+import { AtlasError, type BreakerSet, type Config, type MasterKey } from '@atlas/core';
 import type { EventLog, TimeSlicer } from '@atlas/eventlog';
 import type { EntityExtractor, FactExtractor } from '@atlas/pipeline';
 import { PROJECTOR_NAMES, PROJECTORS, type RuntimeMetrics, type WikiGenerator } from '@atlas/projectors';
@@ -64,6 +64,8 @@ export interface Runtime {
    * the public development key, warned about once per process when a credential is first stored).
    */
   connections: ConnectionStore;
+  /** The master key of stored credentials (its source and file); the keyring is `connections.keyring`. */
+  credentialMasterKey: MasterKey;
   /** Sync jobs and per-channel sync cursors (the sync-jobs projector's read store). */
   sync: SyncStore;
   /** Sync schedules (the sync-schedules projector's read store; the sync scheduler fires them). */
