@@ -1,5 +1,6 @@
 export type { ApiKeyRecord } from '@atlas/stores';
 export * from './api-ports.js';
+export * from './credentials.js';
 export * from './drain.js';
 export * from './lag.js';
 export * from './open.js';

@@ -80,10 +80,15 @@ export const openRuntime = async (
   const masterKey = loadMasterKey(cfg);
   if (masterKey.generated)
     log.warn(
-      { component: 'credentials', path: masterKey.path },
+      { path: masterKey.path },
       `generated a credential master key at ${masterKey.path} (owner-only): it decrypts the stored connection credentials; back it up with the data dir, or set CREDENTIAL_MASTER_KEY (docs/credentials.md)`,
     );
   const keyring = CredentialKeyring.open(cfg.ATLAS_DATA_DIR, masterKey.cipher);
+  if (keyring.storedMasterKeyId !== keyring.masterKeyId && keyring.entries().length > 0)
+    log.warn(
+      { stored_key_id: keyring.storedMasterKeyId, key_id: keyring.masterKeyId },
+      'the credential keyring is wrapped under another master key: stored connection credentials cannot be read (restore the key, or re-enter the credentials)',
+    );
   // Every store, the embedder, the LLM providers and web search behind a breaker of this runtime's set.
   const breakers = new BreakerSet();
   const guard = <T>(g: GuardedStore<T>): T => {
@@ -95,7 +100,7 @@ export const openRuntime = async (
   const moved = await slicer.background(() => stores.connections.migrateEnvelopes());
   if (moved.migrated > 0 || moved.unreadable > 0)
     log.warn(
-      { component: 'credentials', ...moved },
+      { ...moved },
       `connection credentials: ${moved.migrated} moved to per-connection data keys, ${moved.unreadable} unreadable under the master key (re-enter those credentials)`,
     );
   const metrics = new RuntimeMetrics();

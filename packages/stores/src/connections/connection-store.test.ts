@@ -103,6 +103,7 @@ for (const { name, open } of testDatabases()) {
       expect((await store.credentials(c.id))!.credentials).toEqual({ bot_token: 'token-B' });
       expect(await store.delete(c.id)).toBe(true);
       expect(store.keyring.entries().filter((e) => e.connectionId === c.id)).toEqual([]);
+      await sql`vacuum full connections`.execute(h.db); // the engine allows the rewrite the store runs (best effort there)
     });
 
     it('legacy v1 envelopes (under the master key) are read and moved to a data key: at start and on first read', async () => {
