@@ -185,7 +185,7 @@ export class ConnectionStore {
     if (!dek)
       throw new CredentialDecryptionError(
         'wrong_key',
-        `the data key of these credentials (key id ${dekId}) is not in the credential keyring: re-enter the credentials`,
+        `the data key of these credentials (key id ${dekId}) is not in the credential keyring: restore the data dir's credential-keyring.json with its master key (file or CREDENTIAL_MASTER_KEY), or re-enter the credentials`,
         { stored_key_id: dekId },
       );
     return dek.decryptJson(envelope, id);
