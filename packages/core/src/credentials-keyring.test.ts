@@ -27,19 +27,36 @@ const mode = (file: string): number => statSync(file).mode & 0o777;
 const KEY = 'c3'.repeat(32);
 
 describe('loadMasterKey', () => {
-  it('generates a random owner-only key file on first use, reads it later', () => {
+  it('generates a random owner-only key file (at once with create: atlas start), reads it later', () => {
     const dir = path.join(tempDir(), 'data');
-    const first = loadMasterKey({ ATLAS_DATA_DIR: dir });
+    const said: string[] = [];
+    const first = loadMasterKey({ ATLAS_DATA_DIR: dir }, { create: true, onGenerated: (p) => said.push(p) });
+    expect(said).toEqual([path.join(dir, MASTER_KEY_FILE)]);
     expect(first).toMatchObject({ source: 'file', generated: true, path: path.join(dir, MASTER_KEY_FILE) });
     expect(mode(first.path!)).toBe(0o600);
     expect(readFileSync(first.path!, 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
-    const again = loadMasterKey({ ATLAS_DATA_DIR: dir });
+    const again = loadMasterKey({ ATLAS_DATA_DIR: dir }, { create: true, onGenerated: (p) => said.push(p) });
     expect(again.generated).toBe(false);
+    expect(said).toHaveLength(1); // said once
     expect(again.cipher.keyId).toBe(first.cipher.keyId);
     // No temporary file is left behind.
     expect(readdir(dir)).toEqual([MASTER_KEY_FILE]);
     // Another data dir gets another key.
     expect(loadMasterKey({ ATLAS_DATA_DIR: tempDir() }).cipher.keyId).not.toBe(first.cipher.keyId);
+  });
+
+  it('without create, the key file is written on first use only (a command that stores no credential writes none)', () => {
+    const dir = tempDir();
+    const said: string[] = [];
+    const key = loadMasterKey({ ATLAS_DATA_DIR: dir }, { onGenerated: (p) => said.push(p) });
+    expect(existsSync(path.join(dir, MASTER_KEY_FILE))).toBe(false);
+    const ring = CredentialKeyring.open(dir, key);
+    expect(ring.entries()).toEqual([]);
+    expect(existsSync(path.join(dir, MASTER_KEY_FILE))).toBe(false);
+    ring.create('c');
+    expect(key.generated).toBe(true);
+    expect(said).toHaveLength(1);
+    expect(loadMasterKey({ ATLAS_DATA_DIR: dir }).cipher.keyId).toBe(key.cipher.keyId);
   });
 
   it('CREDENTIAL_MASTER_KEY wins and writes nothing; memory:// keeps a random key of the process', () => {

@@ -104,25 +104,10 @@ const readKeyFile = (file: string): CredentialCipher => {
   return new CredentialCipher(m[1]!);
 };
 
-/**
- * The master key configuration asks for: CREDENTIAL_MASTER_KEY when set; with a `memory://` data dir a random key of
- * this process; else the data dir's key file, created on first use (random 32 bytes, mode 0600, written to a
- * temporary file and linked into place so two processes starting at once agree on one key). Finishes a rotation that
- * was interrupted between writing the keyring and replacing the key file (rotateMasterKey). Throws AtlasError
- * INVALID_REQUEST when the key file holds something else than a key.
- */
-export const loadMasterKey = (cfg: {
-  CREDENTIAL_MASTER_KEY?: string | undefined;
-  ATLAS_DATA_DIR: string;
-}): MasterKey => {
-  if (cfg.CREDENTIAL_MASTER_KEY)
-    return { cipher: new CredentialCipher(cfg.CREDENTIAL_MASTER_KEY), source: 'env', path: null, generated: false };
-  if (cfg.ATLAS_DATA_DIR.startsWith('memory://'))
-    return { cipher: new CredentialCipher(randomBytes(32)), source: 'memory', path: null, generated: false };
-  const file = path.join(cfg.ATLAS_DATA_DIR, MASTER_KEY_FILE);
-  finishRotation(cfg.ATLAS_DATA_DIR);
-  if (existsSync(file)) return { cipher: readKeyFile(file), source: 'file', path: file, generated: false };
-  mkdirSync(cfg.ATLAS_DATA_DIR, { recursive: true });
+/** Reads the data dir's key file, or creates it (random 32 bytes, 0600, linked into place: two processes agree). */
+const readOrCreateKeyFile = (dataDir: string, file: string): { cipher: CredentialCipher; generated: boolean } => {
+  if (existsSync(file)) return { cipher: readKeyFile(file), generated: false };
+  mkdirSync(dataDir, { recursive: true });
   const tmp = writeTemp(file, `${randomBytes(32).toString('hex')}\n`);
   let generated = true;
   try {
@@ -133,8 +118,51 @@ export const loadMasterKey = (cfg: {
   } finally {
     rmSync(tmp, { force: true });
   }
-  fsyncDir(cfg.ATLAS_DATA_DIR);
-  return { cipher: readKeyFile(file), source: 'file', path: file, generated };
+  fsyncDir(dataDir);
+  return { cipher: readKeyFile(file), generated };
+};
+
+/**
+ * The master key configuration asks for: CREDENTIAL_MASTER_KEY when set; with a `memory://` data dir a random key of
+ * this process; else the data dir's key file. A missing key file is created at once with `create` (`atlas start`),
+ * else on first use of `cipher` (the first credential stored, a rotation): a command that never touches credentials
+ * (`atlas import`) writes no key. `onGenerated(path)` hears that this process created the file. Finishes a rotation
+ * that was interrupted between writing the keyring and replacing the key file (rotateMasterKey). Throws AtlasError
+ * INVALID_REQUEST when the key file holds something else than a key (at once, or on first use of `cipher`).
+ */
+export const loadMasterKey = (
+  cfg: { CREDENTIAL_MASTER_KEY?: string | undefined; ATLAS_DATA_DIR: string },
+  opts: { create?: boolean; onGenerated?: (path: string) => void } = {},
+): MasterKey => {
+  if (cfg.CREDENTIAL_MASTER_KEY)
+    return { cipher: new CredentialCipher(cfg.CREDENTIAL_MASTER_KEY), source: 'env', path: null, generated: false };
+  if (cfg.ATLAS_DATA_DIR.startsWith('memory://'))
+    return { cipher: new CredentialCipher(randomBytes(32)), source: 'memory', path: null, generated: false };
+  const dataDir = cfg.ATLAS_DATA_DIR;
+  const file = path.join(dataDir, MASTER_KEY_FILE);
+  if (existsSync(dataDir)) finishRotation(dataDir);
+  let cipher: CredentialCipher | null = null;
+  const key: MasterKey = {
+    source: 'file',
+    path: file,
+    generated: false,
+    get cipher(): CredentialCipher {
+      if (!cipher) {
+        const r = readOrCreateKeyFile(dataDir, file);
+        cipher = r.cipher;
+        if (r.generated) {
+          key.generated = true;
+          opts.onGenerated?.(file);
+        }
+      }
+      return cipher;
+    },
+    set cipher(c: CredentialCipher) {
+      cipher = c;
+    },
+  };
+  if (opts.create || existsSync(file)) void key.cipher;
+  return key;
 };
 
 /** The keyring file's content. */
@@ -163,21 +191,29 @@ const wrapContext = (connectionId: string, dekId: string) => `dek:${connectionId
  * PostgreSQL, `atlas run` services) see each other's keys. Key bytes never leave the process except wrapped.
  */
 export class CredentialKeyring {
-  #master: CredentialCipher;
+  #masterOf: () => CredentialCipher;
   #entries = new Map<string, KeyringEntry>();
   #masterKeyId: string;
   /** The keyring file, or null when it lives only in memory. */
   readonly path: string | null;
 
-  private constructor(master: CredentialCipher, file: string | null) {
-    this.#master = master;
-    this.#masterKeyId = master.keyId;
+  private constructor(master: CredentialCipher | MasterKey, file: string | null) {
+    this.#masterOf = master instanceof CredentialCipher ? () => master : () => master.cipher;
+    this.#masterKeyId = '';
     this.path = file;
     this.#reload();
   }
 
-  /** The keyring of data dir `dataDir` (null or `memory://…`: in memory only) under `master`. */
-  static open(dataDir: string | null, master: CredentialCipher): CredentialKeyring {
+  /** The master key, resolved on first use (a lazily created key file: loadMasterKey). */
+  get #master(): CredentialCipher {
+    return this.#masterOf();
+  }
+
+  /**
+   * The keyring of data dir `dataDir` (null or `memory://…`: in memory only) under `master` (a cipher, or the
+   * MasterKey of loadMasterKey, read on first use).
+   */
+  static open(dataDir: string | null, master: CredentialCipher | MasterKey): CredentialKeyring {
     const inMemory = dataDir === null || dataDir.startsWith('memory://');
     return new CredentialKeyring(master, inMemory ? null : path.join(dataDir, KEYRING_FILE));
   }
@@ -187,7 +223,7 @@ export class CredentialKeyring {
     return this.#master.keyId;
   }
 
-  /** Key id of the master key the stored entries are wrapped under (differs from masterKeyId: wrong key). */
+  /** Key id of the master key the stored entries are wrapped under ('' when none; differs from masterKeyId: wrong key). */
   get storedMasterKeyId(): string {
     return this.#masterKeyId;
   }
@@ -329,7 +365,7 @@ export class CredentialKeyring {
       rewrapped.set(id, { ...e, wrapped: next.encrypt(hex, wrapContext(e.connection_id, id)) });
     }
     this.#entries = rewrapped;
-    this.#master = next;
+    this.#masterOf = () => next;
     this.#masterKeyId = next.keyId;
     this.#save();
     return rewrapped.size;

@@ -78,7 +78,7 @@ describe('credentials at rest on an embedded data dir', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'atlas-cred-'));
-    const rt = await openRuntime(cfg());
+    const rt = await openRuntime(cfg(), {}, { createCredentialKey: true }); // as `atlas start` does
     try {
       expect(rt.credentialMasterKey).toMatchObject({ source: 'file', generated: true });
       const a = await rt.connections.create({

@@ -134,7 +134,7 @@ export const openEventLog = async (
  * runs one statement at a time) cannot be unreachable; a query waiting behind a projector's batch is busy, not down.
  * Its breakers count errors, with the bulk timeout (BULK_TIMEOUT_MS); the spec's 5 s applies to stores on a server
  * (DATABASE_URL, Neo4j, Elasticsearch, Qdrant). Connection credentials are encrypted under data keys of
- * `keyring`, legacy envelopes read under the master key `master`.
+ * `keyring`, legacy v1 envelopes read under `master` (CREDENTIAL_MASTER_KEY).
  */
 export const openStores = async (
   cfg: Config,
@@ -142,7 +142,7 @@ export const openStores = async (
   guard: Guard,
   logger: BreakerLogger,
   keyring: CredentialKeyring,
-  master: CredentialCipher,
+  master?: CredentialCipher,
 ): Promise<RuntimeStores> => {
   const { db } = database;
   const reset = { resetMs: cfg.BREAKER_RESET_MS };
