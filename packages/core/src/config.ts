@@ -191,7 +191,7 @@ const ConfigFields = z.object({
    * AES-256-GCM; `openssl rand -hex 32`). Required when NODE_ENV=production; anything but 64 hex characters is
    * refused in every environment; unset elsewhere: a random key generated into `<ATLAS_DATA_DIR>/credential-master.key`
    * on first start (owner-only; memory:// data dirs: a key of the process). It wraps the per-connection data keys
-   * (packages/core/src/credentials-keyring.ts, docs/credentials.md). Empty counts as unset. Errors name the variable,
+   * (packages/stores/src/connections/keyring.ts, docs/credentials.md). Empty counts as unset. Errors name the variable,
    * never its value.
    */
   CREDENTIAL_MASTER_KEY: z.preprocess(

@@ -12,7 +12,7 @@ import { AtlasError } from './errors.js';
  *   `v1:<key id>:<iv base64>:<tag base64>:<ciphertext base64>`
  *
  * `v1` is written under the master key (legacy connection rows, and the wrapped data keys of the keyring); `v2` under a
- * connection's own random data key (credentials-keyring.ts: crypto-shredding, dropping the data key makes every copy
+ * connection's own random data key (packages/stores/src/connections/keyring.ts: crypto-shredding, dropping the data key makes every copy
  * of the envelope unreadable). The key id is a 16-hex-character fingerprint of the key (SHA-256 over a label and the
  * key: it reveals nothing of the key) so a ciphertext read under another key is refused with a clear error instead of a bare tag failure. The
  * version and key id (and an optional caller context, e.g. the connection id) are authenticated as additional data:
@@ -21,7 +21,7 @@ import { AtlasError } from './errors.js';
 
 /** Envelope version of a credential encrypted directly under the master key (legacy rows; wrapped data keys). */
 export const CREDENTIAL_ENVELOPE_VERSION = 'v1';
-/** Envelope version of a credential encrypted under its own data key (credentials-keyring.ts). */
+/** Envelope version of a credential encrypted under its own data key (packages/stores/src/connections/keyring.ts). */
 export const DATA_KEY_ENVELOPE_VERSION = 'v2';
 /** The envelope versions this module reads and writes. */
 export type CredentialEnvelopeVersion = typeof CREDENTIAL_ENVELOPE_VERSION | typeof DATA_KEY_ENVELOPE_VERSION;

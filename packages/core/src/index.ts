@@ -4,7 +4,6 @@ export * from './breaker-port.js';
 export * from './breaker-set.js';
 export * from './config.js';
 export * from './credentials.js';
-export * from './credentials-keyring.js';
 export * from './domain.js';
 export * from './errors.js';
 export * from './events.js';

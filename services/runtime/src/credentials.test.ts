@@ -2,15 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  CREDENTIAL_ENVELOPE_PATTERN,
-  type CredentialCipher,
-  CredentialKeyring,
-  KEYRING_FILE,
-  loadConfig,
-  loadMasterKey,
-  MASTER_KEY_FILE,
-} from '@atlas/core';
+import { CREDENTIAL_ENVELOPE_PATTERN, type CredentialCipher, loadConfig } from '@atlas/core';
+import { CredentialKeyring, KEYRING_FILE, loadMasterKey, MASTER_KEY_FILE } from '@atlas/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateCredentialMasterKey } from './credentials.js';
 import { openRuntime } from './open.js';

@@ -1,4 +1,14 @@
-import { type RotationResult, rotateMasterKey } from '@atlas/core';
+import { type RotationResult, rotateMasterKey } from '@atlas/stores';
+
+export {
+  CredentialKeyring,
+  KEYRING_FILE,
+  loadMasterKey,
+  MASTER_KEY_FILE,
+  type MasterKey,
+  type RotationResult,
+} from '@atlas/stores';
+
 import type { Runtime } from './runtime.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type BreakerLogger, type Config, type CredentialCipher, type CredentialKeyring, TOPICS } from '@atlas/core';
+import { type BreakerLogger, type Config, type CredentialCipher, TOPICS } from '@atlas/core';
 import type { Db } from '@atlas/db';
 import {
   createEventLog,
@@ -15,6 +15,7 @@ import {
   AskStore,
   BULK_TIMEOUT_MS,
   ConnectionStore,
+  type CredentialKeyring,
   createGraphStore,
   createKeywordIndex,
   createVectorStore,

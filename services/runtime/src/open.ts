@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AtlasError, type BreakerLogger, BreakerSet, type Config, CredentialKeyring, loadMasterKey } from '@atlas/core';
+import { AtlasError, type BreakerLogger, BreakerSet, type Config } from '@atlas/core';
 import { type EmbeddedLogOptions, eventLogKind, TimeSlicedDialect, TimeSlicer } from '@atlas/eventlog';
 import {
   type FactExtractor,
@@ -10,7 +10,7 @@ import {
 } from '@atlas/pipeline';
 import { instrumentLlmChains, RuntimeMetrics, WikiGenerator } from '@atlas/projectors';
 import { HttpWebSearchProvider, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
-import { estimateLlmCostUsd, type GuardedStore, openDatabase } from '@atlas/stores';
+import { CredentialKeyring, estimateLlmCostUsd, type GuardedStore, loadMasterKey, openDatabase } from '@atlas/stores';
 import { completionSummarizer } from '@atlas/wiki';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';

@@ -1,4 +1,4 @@
-import { AtlasError, type BreakerSet, type Config, type MasterKey } from '@atlas/core';
+import { AtlasError, type BreakerSet, type Config } from '@atlas/core';
 import type { EventLog, TimeSlicer } from '@atlas/eventlog';
 import type { EntityExtractor, FactExtractor } from '@atlas/pipeline';
 import { PROJECTOR_NAMES, PROJECTORS, type RuntimeMetrics, type WikiGenerator } from '@atlas/projectors';
@@ -16,6 +16,7 @@ import type {
   IntentStore,
   KeywordIndex,
   KyselyDocumentStore,
+  MasterKey,
   StatsStore,
   SyncScheduleStore,
   SyncStore,

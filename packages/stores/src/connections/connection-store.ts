@@ -3,13 +3,13 @@ import {
   CREDENTIAL_ENVELOPE_VERSION,
   CredentialCipher,
   CredentialDecryptionError,
-  CredentialKeyring,
   DATA_KEY_ENVELOPE_VERSION,
   envelopeKeyId,
   envelopeVersion,
 } from '@atlas/core';
 import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, sql, type Updateable } from 'kysely';
+import { CredentialKeyring } from './keyring.js';
 import type { ConnectionTables } from './tables.js';
 
 /** Spec "Connection": the two platforms a connection links to. */
@@ -132,7 +132,7 @@ const ORPHAN_KEY_AGE_MS = 10 * 60_000;
  * The connection store (spec "Connection", "Connection channel"): connections with their settings, status and
  * credentials, and each connection's saved channel list. Credentials are encrypted under the connection's own data
  * key (AES-256-GCM `v2` envelope, the connection id as authenticated context, so an envelope copied to another row
- * does not decrypt); the data keys live wrapped in the keyring (packages/core/src/credentials-keyring.ts), never in
+ * does not decrypt); the data keys live wrapped in the keyring (keyring.ts), never in
  * the database. Replacing credentials makes a new data key and drops the old one; deleting a connection drops its
  * keys; both then rewrite the table (VACUUM FULL) so no dead row keeps the old envelope: a copy left anywhere (write-
  * ahead log, a page the engine did not reuse, a backup of the database) is unreadable once its key is gone. Legacy

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig, MASTER_KEY_FILE } from '@atlas/core';
+import { CredentialCipher, loadConfig } from '@atlas/core';
+import { CredentialKeyring, MASTER_KEY_FILE } from '@atlas/runtime';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireLock } from '../lock.js';
 import { isRotationRefusal, rotateCredentialsCommand, rotationReport } from './credentials.js';
@@ -44,7 +45,6 @@ describe('atlas credentials rotate', () => {
       expect(r.dataKeys).toBe(0),
     );
     // The keyring is now under b. Add a key under b, then try rotating with a (wrong): refused.
-    const { CredentialCipher, CredentialKeyring } = await import('@atlas/core');
     CredentialKeyring.open(dir, new CredentialCipher(b)).create('c1');
     const err = await rotateCredentialsCommand(
       cfgOf(dir, { CREDENTIAL_MASTER_KEY: a, CREDENTIAL_MASTER_KEY_NEW: 'c3'.repeat(32) }),

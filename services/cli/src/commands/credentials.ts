@@ -1,5 +1,5 @@
-import { AtlasError, type Config, CredentialDecryptionError, type RotationResult } from '@atlas/core';
-import { rotateCredentialMasterKey } from '@atlas/runtime';
+import { AtlasError, type Config, CredentialDecryptionError } from '@atlas/core';
+import { type RotationResult, rotateCredentialMasterKey } from '@atlas/runtime';
 import { acquireLock } from '../lock.js';
 import { withRuntime } from './ops.js';
 

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CredentialCipher, CredentialDecryptionError } from '@atlas/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CredentialCipher, CredentialDecryptionError } from './credentials.js';
 import {
   CredentialKeyring,
   KEYRING_FILE,
@@ -10,7 +10,7 @@ import {
   MASTER_KEY_FILE,
   rotateMasterKey,
   writeFileAtomic,
-} from './credentials-keyring.js';
+} from './keyring.js';
 
 const dirs: string[] = [];
 const tempDir = (): string => {

@@ -15,12 +15,12 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import {
+  AtlasError,
   CredentialCipher,
   CredentialDecryptionError,
   credentialKeyId,
   DATA_KEY_ENVELOPE_VERSION,
-} from './credentials.js';
-import { AtlasError } from './errors.js';
+} from '@atlas/core';
 
 /**
  * Keys of stored credentials (docs/credentials.md): the master key and the keyring of per-connection data keys.
