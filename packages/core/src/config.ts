@@ -195,14 +195,27 @@ const ConfigFields = z.object({
   /**
    * The master key of stored connection credentials (spec "Authentication" 2): 64 hexadecimal characters (32 bytes,
    * AES-256-GCM; `openssl rand -hex 32`). Required when NODE_ENV=production; anything but 64 hex characters is
-   * refused in every environment; unset elsewhere: the public development key (packages/core/src/credentials.ts),
-   * with a warning. Empty counts as unset. Errors name the variable, never its value.
+   * refused in every environment; unset elsewhere: a random key generated into `<ATLAS_DATA_DIR>/credential-master.key`
+   * on first start (owner-only; memory:// data dirs: a key of the process). It wraps the per-connection data keys
+   * (packages/stores/src/connections/keyring.ts, docs/credentials.md). Empty counts as unset. Errors name the variable,
+   * never its value.
    */
   CREDENTIAL_MASTER_KEY: z.preprocess(
     (v) => (v === '' ? undefined : v),
     z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'CREDENTIAL_MASTER_KEY must be 64 hexadecimal characters (32 bytes)')
+      .optional(),
+  ),
+  /**
+   * The new master key for `atlas credentials rotate` when CREDENTIAL_MASTER_KEY is set (64 hexadecimal characters):
+   * the keyring is re-wrapped under it, then the operator swaps the variables. Ignored otherwise. Empty = unset.
+   */
+  CREDENTIAL_MASTER_KEY_NEW: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'CREDENTIAL_MASTER_KEY_NEW must be 64 hexadecimal characters (32 bytes)')
       .optional(),
   ),
   /** platform_a's Web API base address (connections: credential validation, channel lists). */

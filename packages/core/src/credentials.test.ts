@@ -3,11 +3,10 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import {
+  CREDENTIAL_ENVELOPE_PATTERN,
   CredentialCipher,
   CredentialDecryptionError,
-  DEVELOPMENT_CREDENTIAL_KEY_HEX,
-  DEVELOPMENT_CREDENTIAL_KEY_ID,
-  warnDevelopmentCredentialKey,
+  DATA_KEY_ENVELOPE_VERSION,
 } from './credentials.js';
 
 const KEY = 'a1'.repeat(32);
@@ -82,26 +81,17 @@ describe('CredentialCipher', () => {
     expect(failure(() => other.decrypt(forged)).reason).toBe('tampered');
   });
 
-  it('development key: flagged, and its envelopes are named as such under a real key', () => {
-    const dev = CredentialCipher.fromConfig({});
-    expect(dev.development).toBe(true);
-    expect(dev.keyId).toBe(DEVELOPMENT_CREDENTIAL_KEY_ID);
-    expect(new CredentialCipher(DEVELOPMENT_CREDENTIAL_KEY_HEX).decrypt(dev.encrypt('x'))).toBe('x');
-    const real = CredentialCipher.fromConfig({ CREDENTIAL_MASTER_KEY: KEY });
-    expect(real.development).toBe(false);
-    expect(failure(() => real.decrypt(dev.encrypt('x'))).message).toMatch(/development key/);
-    const warnings: string[] = [];
-    warnDevelopmentCredentialKey(real, (m) => warnings.push(m));
-    expect(warnings).toEqual([]);
-    // Opening and decrypting under the development key is quiet; the first encrypt (storing a credential) warns.
-    const watched = CredentialCipher.fromConfig({}, (m) => warnings.push(m));
-    expect(watched.decrypt(dev.encrypt('y'))).toBe('y');
-    expect(warnings).toEqual([]);
-    watched.encrypt('z');
-    watched.encrypt('z');
-    expect(warnDevelopmentCredentialKey(dev, (m) => warnings.push(m))).toBe(false); // once per process
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/CREDENTIAL_MASTER_KEY is unset/);
+  it('v2 (data key) envelopes: a version of their own, authenticated; found by the envelope pattern', () => {
+    const dek = new CredentialCipher(randomBytes(32), DATA_KEY_ENVELOPE_VERSION);
+    const env = dek.encrypt(SECRET, 'conn-1');
+    expect(env.startsWith(`v2:${dek.keyId}:`)).toBe(true);
+    expect(dek.decrypt(env, 'conn-1')).toBe(SECRET);
+    expect(failure(() => dek.decrypt(env, 'conn-2')).reason).toBe('tampered');
+    // The same key as a v1 cipher refuses a v2 envelope, and a v2 envelope relabelled v1 fails authentication.
+    expect(failure(() => new CredentialCipher(KEY).decrypt(env, 'conn-1')).reason).toBe('unsupported_version');
+    const v1 = new CredentialCipher(KEY).encrypt('x');
+    const text = `junk${env}\u0000more ${v1}"`;
+    expect(text.match(CREDENTIAL_ENVELOPE_PATTERN)).toEqual([env, v1]);
   });
 
   it('malformed and unknown-version envelopes are refused', () => {
@@ -150,10 +140,9 @@ describe('config: CREDENTIAL_MASTER_KEY', () => {
     }
   });
 
-  it('unset outside production: accepted (the development key serves); platform API addresses default', () => {
+  it('unset outside production: accepted (the data dir key serves); platform API addresses default', () => {
     const cfg = loadConfig({ NODE_ENV: 'development' });
     expect(cfg.CREDENTIAL_MASTER_KEY).toBeUndefined();
-    expect(CredentialCipher.fromConfig(cfg).development).toBe(true);
     expect(loadConfig({}).NODE_ENV).toBe('development');
     expect(cfg.PLATFORM_A_API_URL).toBe('https://slack.com/api/');
     expect(cfg.PLATFORM_B_API_URL).toBe('https://discord.com/api');

@@ -11,34 +11,36 @@ import { AtlasError } from './errors.js';
  *
  *   `v1:<key id>:<iv base64>:<tag base64>:<ciphertext base64>`
  *
- * The key id is a 16-hex-character fingerprint of the key (SHA-256 over a label and the key: it reveals nothing of
- * the key) so a ciphertext read under another key is refused with a clear error instead of a bare tag failure. The
+ * `v1` is written under the master key (legacy connection rows, and the wrapped data keys of the keyring); `v2` under a
+ * connection's own random data key (packages/stores/src/connections/keyring.ts: crypto-shredding, dropping the data key makes every copy
+ * of the envelope unreadable). The key id is a 16-hex-character fingerprint of the key (SHA-256 over a label and the
+ * key: it reveals nothing of the key) so a ciphertext read under another key is refused with a clear error instead of a bare tag failure. The
  * version and key id (and an optional caller context, e.g. the connection id) are authenticated as additional data:
  * changing any of them, or any byte of IV, tag or ciphertext, fails decryption.
  */
 
-/** Envelope version written by this module; the only one it reads. */
+/** Envelope version of a credential encrypted directly under the master key (legacy rows; wrapped data keys). */
 export const CREDENTIAL_ENVELOPE_VERSION = 'v1';
+/** Envelope version of a credential encrypted under its own data key (packages/stores/src/connections/keyring.ts). */
+export const DATA_KEY_ENVELOPE_VERSION = 'v2';
+/** The envelope versions this module reads and writes. */
+export type CredentialEnvelopeVersion = typeof CREDENTIAL_ENVELOPE_VERSION | typeof DATA_KEY_ENVELOPE_VERSION;
 
 /**
- * The development key used when CREDENTIAL_MASTER_KEY is unset outside production: SHA-256 of a fixed public label,
- * so it is the same on every machine and protects nothing (anyone can derive it). Ciphertexts written under it carry
- * its key id (DEVELOPMENT_CREDENTIAL_KEY_ID) and are refused once a real key is configured.
+ * One envelope in any text or bytes: version, 16-hex key id, base64 IV (16 characters), base64 tag (24), base64
+ * ciphertext. Global: for scanning (tests look for every envelope left in a data dir's files).
  */
-export const DEVELOPMENT_CREDENTIAL_KEY_HEX = createHash('sha256')
-  .update('atlas development credential key: NOT SECRET, never use in production')
-  .digest('hex');
+export const CREDENTIAL_ENVELOPE_PATTERN =
+  /v[12]:[0-9a-f]{16}:[A-Za-z0-9+/]{16}:[A-Za-z0-9+/]{22}==:[A-Za-z0-9+/]*={0,2}/g;
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** The 16-hex-character fingerprint of a 32-byte key (the envelope's key id). */
-const fingerprint = (key: Buffer): string =>
+export const credentialKeyId = (key: Buffer): string =>
   createHash('sha256').update('atlas-credential-key-id:').update(key).digest('hex').slice(0, 16);
-
-/** Key id of DEVELOPMENT_CREDENTIAL_KEY_HEX: an envelope carrying it was written under the development key. */
-export const DEVELOPMENT_CREDENTIAL_KEY_ID = fingerprint(Buffer.from(DEVELOPMENT_CREDENTIAL_KEY_HEX, 'hex'));
+const fingerprint = credentialKeyId;
 
 /** Why an envelope could not be decrypted. */
 export type CredentialFailure = 'malformed' | 'unsupported_version' | 'wrong_key' | 'tampered';
@@ -69,33 +71,19 @@ export class CredentialCipher {
   readonly #key: Buffer;
   /** Fingerprint of the key (16 hex characters), stored in every envelope. */
   readonly keyId: string;
-  /** True when this is the public development key (CREDENTIAL_MASTER_KEY unset outside production). */
-  readonly development: boolean;
-  readonly #onDevelopmentKeyUse: ((msg: string) => void) | undefined;
+  /** The envelope version this cipher writes and reads: `v1` (a master key) or `v2` (a connection's data key). */
+  readonly version: CredentialEnvelopeVersion;
 
   /**
-   * `onDevelopmentKeyUse` is told once per process, on the first `encrypt` under the development key, that real
-   * credentials are being stored under a public key (the runtime passes process.emitWarning): commands that never
-   * store a credential (import, search) stay quiet.
+   * `key`: 64 hexadecimal characters or 32 bytes. `version`: `v1` for the master key (default), `v2` for a data key.
+   * Throws AtlasError INVALID_REQUEST when the key is not 32 bytes.
    */
-  constructor(keyHex: string, onDevelopmentKeyUse?: (msg: string) => void) {
-    if (!KEY_HEX.test(keyHex))
+  constructor(key: string | Buffer, version: CredentialEnvelopeVersion = CREDENTIAL_ENVELOPE_VERSION) {
+    if (typeof key === 'string' ? !KEY_HEX.test(key) : key.length !== 32)
       throw new AtlasError('INVALID_REQUEST', 'CREDENTIAL_MASTER_KEY must be 64 hexadecimal characters (32 bytes)');
-    this.#key = Buffer.from(keyHex, 'hex');
+    this.#key = typeof key === 'string' ? Buffer.from(key, 'hex') : Buffer.from(key);
     this.keyId = fingerprint(this.#key);
-    this.development = this.keyId === DEVELOPMENT_CREDENTIAL_KEY_ID;
-    this.#onDevelopmentKeyUse = onDevelopmentKeyUse;
-  }
-
-  /**
-   * The cipher configuration asks for: CREDENTIAL_MASTER_KEY when set, else the development key (loadConfig has
-   * already refused an unset key under NODE_ENV=production and a key that is not 64 hex characters).
-   */
-  static fromConfig(
-    cfg: { CREDENTIAL_MASTER_KEY?: string | undefined },
-    onDevelopmentKeyUse?: (msg: string) => void,
-  ): CredentialCipher {
-    return new CredentialCipher(cfg.CREDENTIAL_MASTER_KEY ?? DEVELOPMENT_CREDENTIAL_KEY_HEX, onDevelopmentKeyUse);
+    this.version = version;
   }
 
   /**
@@ -104,39 +92,34 @@ export class CredentialCipher {
    * fails as `tampered`.
    */
   encrypt(plaintext: string, context = ''): string {
-    if (this.#onDevelopmentKeyUse) warnDevelopmentCredentialKey(this, this.#onDevelopmentKeyUse);
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
-    cipher.setAAD(aad(this.keyId, context));
+    cipher.setAAD(aad(this.version, this.keyId, context));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
-    return [CREDENTIAL_ENVELOPE_VERSION, this.keyId, iv, tag, ciphertext]
+    return [this.version, this.keyId, iv, tag, ciphertext]
       .map((p) => (typeof p === 'string' ? p : p.toString('base64')))
       .join(':');
   }
 
   /**
    * The plaintext of an envelope written by `encrypt` with the same key and `context`.
-   * Throws CredentialDecryptionError: `malformed`, `unsupported_version`, `wrong_key` (another key's id; the message
-   * says when it is the development key's), `tampered` (auth tag mismatch: a changed byte or another context).
+   * Throws CredentialDecryptionError: `malformed`, `unsupported_version`, `wrong_key` (another key's id), `tampered` (auth tag mismatch: a changed byte or another context).
    */
   decrypt(envelope: string, context = ''): string {
     const parts = envelope.split(':');
     if (parts.length !== 5) throw new CredentialDecryptionError('malformed', 'stored credentials are not an envelope');
     const [version, keyId, ivB64, tagB64, ctB64] = parts as [string, string, string, string, string];
-    if (version !== CREDENTIAL_ENVELOPE_VERSION)
+    if (version !== this.version)
       throw new CredentialDecryptionError(
         'unsupported_version',
-        `stored credentials use envelope version '${version.slice(0, 8)}' (this build reads ${CREDENTIAL_ENVELOPE_VERSION})`,
+        `stored credentials use envelope version '${version.slice(0, 8)}' (this key reads ${this.version})`,
       );
     if (keyId !== this.keyId) {
-      const which =
-        keyId === DEVELOPMENT_CREDENTIAL_KEY_ID
-          ? 'the development key (CREDENTIAL_MASTER_KEY was unset)'
-          : 'another key';
+      const which = version === DATA_KEY_ENVELOPE_VERSION ? 'data key' : 'CREDENTIAL_MASTER_KEY';
       throw new CredentialDecryptionError(
         'wrong_key',
-        `stored credentials were encrypted under ${which} (key id ${keyId}), not the configured CREDENTIAL_MASTER_KEY (key id ${this.keyId}): restore that key or re-enter the credentials`,
+        `stored credentials were encrypted under another key (key id ${keyId}), not the ${which} (key id ${this.keyId}): restore that key or re-enter the credentials`,
         { stored_key_id: keyId, key_id: this.keyId },
       );
     }
@@ -146,7 +129,7 @@ export class CredentialCipher {
       throw new CredentialDecryptionError('malformed', 'stored credentials have a bad IV or tag length');
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
-      decipher.setAAD(aad(keyId, context));
+      decipher.setAAD(aad(version, keyId, context));
       decipher.setAuthTag(tag);
       return Buffer.concat([decipher.update(Buffer.from(ctB64, 'base64')), decipher.final()]).toString('utf8');
     } catch {
@@ -168,27 +151,16 @@ export class CredentialCipher {
   }
 
   /** Never prints the key. */
-  toJSON(): { keyId: string; development: boolean } {
-    return { keyId: this.keyId, development: this.development };
+  toJSON(): { keyId: string; version: CredentialEnvelopeVersion } {
+    return { keyId: this.keyId, version: this.version };
   }
 }
 
-const aad = (keyId: string, context: string): Buffer =>
-  Buffer.from(`${CREDENTIAL_ENVELOPE_VERSION}:${keyId}:${context}`, 'utf8');
+const aad = (version: string, keyId: string, context: string): Buffer =>
+  Buffer.from(`${version}:${keyId}:${context}`, 'utf8');
 
-let warned = false;
+/** The version of an envelope (`v1`, `v2`, or whatever precedes its first colon). */
+export const envelopeVersion = (envelope: string): string => envelope.slice(0, Math.max(0, envelope.indexOf(':')));
 
-/**
- * Warns once per process (through `warn`) that credentials are encrypted under the public development key, when
- * `cipher.development`; returns whether it warned now. Called by `encrypt` when the cipher was given a warn function.
- */
-export const warnDevelopmentCredentialKey = (cipher: CredentialCipher, warn: (msg: string) => void): boolean => {
-  if (!cipher.development || warned) return false;
-  warned = true;
-  warn(
-    'CREDENTIAL_MASTER_KEY is unset: connection credentials are encrypted under the public development key ' +
-      '(anyone can decrypt them). Set a 64-hex-character key (openssl rand -hex 32) before storing real credentials; ' +
-      'NODE_ENV=production refuses to start without one.',
-  );
-  return true;
-};
+/** The key id of an envelope (its second field; '' when malformed). */
+export const envelopeKeyId = (envelope: string): string => envelope.split(':')[1] ?? '';

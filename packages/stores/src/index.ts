@@ -6,6 +6,7 @@ export * from './ask/ask-store.js';
 export * from './ask/migrations.js';
 export * from './cache-queue/index.js';
 export * from './connections/connection-store.js';
+export * from './connections/keyring.js';
 export * from './connections/migrations.js';
 export * from './dead-letters/dead-letter-store.js';
 export * from './dead-letters/migrations.js';

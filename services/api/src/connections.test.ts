@@ -105,7 +105,7 @@ describe('connections routes (platform_a on the Slack emulator, platform_b on th
     const raw = await sql<{
       credentials: string;
     }>`select credentials from connections where id = ${res.body.id}`.execute(rt.database.db);
-    expect(raw.rows[0]!.credentials).toMatch(/^v1:/);
+    expect(raw.rows[0]!.credentials).toMatch(/^v2:/); // under the connection's data key (docs/credentials.md)
     expect(raw.rows[0]!.credentials).not.toContain(TOKEN);
   });
 

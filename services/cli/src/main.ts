@@ -221,4 +221,24 @@ keys
     console.log(`revoked ${k.key_id} '${k.name}' at ${k.revoked_at}`);
   });
 
+program
+  .command('credentials')
+  .description('stored connection credentials (docs/credentials.md)')
+  .command('rotate')
+  .description(
+    're-wrap every connection data key under a new master key (a new key file in the data dir, or CREDENTIAL_MASTER_KEY_NEW when CREDENTIAL_MASTER_KEY is set); stop `atlas start` first',
+  )
+  .option('--data-dir <dir>', 'data directory (default ./data, or ATLAS_DATA_DIR)')
+  .action(async (o: { dataDir?: string }) => {
+    const cfg = await config({ ATLAS_DATA_DIR: o.dataDir });
+    const { isRotationRefusal, rotateCredentialsCommand, rotationReport } = await import('./commands/credentials.js');
+    const r = await rotateCredentialsCommand(cfg).catch(async (err: unknown) => {
+      if (!isRotationRefusal(err)) return fail(err);
+      const e = err as Error & { code?: string };
+      console.error(`atlas: ${e.code ?? 'INTERNAL_ERROR'}: ${e.message}`);
+      return process.exit(2);
+    });
+    for (const line of rotationReport(r)) console.log(line);
+  });
+
 await program.parseAsync(process.argv);

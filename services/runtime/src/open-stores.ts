@@ -16,6 +16,7 @@ import {
   BULK_TIMEOUT_MS,
   ChannelAccessStore,
   ConnectionStore,
+  type CredentialKeyring,
   createGraphStore,
   createKeywordIndex,
   createVectorStore,
@@ -137,14 +138,16 @@ export const openEventLog = async (
  * through `guard`, openings logged to `logger`). A store in the embedded database (PGlite: one in-process engine that
  * runs one statement at a time) cannot be unreachable; a query waiting behind a projector's batch is busy, not down.
  * Its breakers count errors, with the bulk timeout (BULK_TIMEOUT_MS); the spec's 5 s applies to stores on a server
- * (DATABASE_URL, Neo4j, Elasticsearch, Qdrant). Connection credentials are encrypted with `cipher`.
+ * (DATABASE_URL, Neo4j, Elasticsearch, Qdrant). Connection credentials are encrypted under data keys of
+ * `keyring`, legacy v1 envelopes read under `master` (CREDENTIAL_MASTER_KEY).
  */
 export const openStores = async (
   cfg: Config,
   database: DatabaseHandle,
   guard: Guard,
   logger: BreakerLogger,
-  cipher: CredentialCipher,
+  keyring: CredentialKeyring,
+  master?: CredentialCipher,
 ): Promise<RuntimeStores> => {
   const { db } = database;
   const reset = { resetMs: cfg.BREAKER_RESET_MS };
@@ -179,7 +182,7 @@ export const openStores = async (
     wikiJobs: new WikiJobStore(db),
     ask: new AskStore(db),
     apiKeys: new ApiKeyStore(db),
-    connections: new ConnectionStore(db, cipher),
+    connections: new ConnectionStore(db, keyring, master),
     sync: new SyncStore(db),
     syncSchedules: new SyncScheduleStore(db),
     stats: new StatsStore(db),

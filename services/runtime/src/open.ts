@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AtlasError, type BreakerLogger, BreakerSet, type Config, CredentialCipher } from '@atlas/core';
+import { AtlasError, type BreakerLogger, BreakerSet, type Config } from '@atlas/core';
 import { type EmbeddedLogOptions, eventLogKind, TimeSlicedDialect, TimeSlicer } from '@atlas/eventlog';
 import {
   type FactExtractor,
@@ -10,7 +10,7 @@ import {
 } from '@atlas/pipeline';
 import { instrumentLlmChains, RuntimeMetrics, WikiGenerator } from '@atlas/projectors';
 import { HttpWebSearchProvider, type LlmChains, llmChainsFromConfig } from '@atlas/providers';
-import { estimateLlmCostUsd, type GuardedStore, openDatabase } from '@atlas/stores';
+import { CredentialKeyring, estimateLlmCostUsd, type GuardedStore, loadMasterKey, openDatabase } from '@atlas/stores';
 import { completionSummarizer } from '@atlas/wiki';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -53,13 +53,15 @@ export const factExtractorOf = (cfg: Config, fast: LlmChains['fast']): FactExtra
  * step as it starts. The migrations, the schema registration and the topics run as background work of the runtime's
  * TimeSlicer (PROJECTION_SLICE_MS): the event loop gets a turn at least every slice meanwhile; opening PGlite itself is
  * one synchronous step.
+ * `createCredentialKey` (`atlas start`, `atlas run`): create the data dir's credential master key now if there is none,
+ * and say so once on stderr; otherwise it is created on first use (the first credential stored).
  * Errors: AtlasError INVALID_REQUEST for a configuration that cannot run (FACT_EXTRACTOR=llm without an LLM), and
  * whatever opening the database or a migration throws.
  */
 export const openRuntime = async (
   cfg: Config,
   logOptions: EmbeddedLogOptions = {},
-  opts: { onStep?: (step: RuntimeStep) => void } = {},
+  opts: { onStep?: (step: RuntimeStep) => void; createCredentialKey?: boolean } = {},
 ): Promise<Runtime> => {
   const slicer = new TimeSlicer(cfg.PROJECTION_SLICE_MS);
   opts.onStep?.('opening the database');
@@ -72,17 +74,41 @@ export const openRuntime = async (
   // As background work: the migrations give the event loop its turns (`atlas start` answers /api/health meanwhile).
   await slicer.background(() => migrateStores(cfg, database.db));
   opts.onStep?.('registering event schemas');
-  const cipher = CredentialCipher.fromConfig(cfg, (m) => process.emitWarning(m, { code: 'ATLAS_DEV_CREDENTIAL_KEY' }));
   const eventLog = await openEventLog(cfg, database.db, slicer, logOptions);
   opts.onStep?.('opening the stores');
   const { log, logger } = breakerLogOf(cfg);
+  // The master key of stored credentials: CREDENTIAL_MASTER_KEY, else the data dir's key file (generated on first
+  // use, said once), else (memory://) a key of this process; the keyring of per-connection data keys beside it.
+  const masterKey = loadMasterKey(cfg, {
+    create: opts.createCredentialKey,
+    onGenerated: (file) =>
+      log.warn(
+        { path: file },
+        `generated a credential master key at ${file} (owner-only): it decrypts the stored connection credentials; back it up with the data dir, or set CREDENTIAL_MASTER_KEY (docs/credentials.md)`,
+      ),
+  });
+  const keyring = CredentialKeyring.open(cfg.ATLAS_DATA_DIR, masterKey);
+  if (keyring.entries().length > 0 && keyring.storedMasterKeyId !== keyring.masterKeyId)
+    log.warn(
+      { stored_key_id: keyring.storedMasterKeyId, key_id: keyring.masterKeyId },
+      'the credential keyring is wrapped under another master key: stored connection credentials cannot be read (restore the key, or re-enter the credentials)',
+    );
   // Every store, the embedder, the LLM providers and web search behind a breaker of this runtime's set.
   const breakers = new BreakerSet();
   const guard = <T>(g: GuardedStore<T>): T => {
     breakers.add(g.breaker);
     return g.port;
   };
-  const stores = await openStores(cfg, database, guard, logger, cipher);
+  // Legacy v1 envelopes were only ever written under CREDENTIAL_MASTER_KEY (or the former public key): read with it.
+  const legacyMaster = masterKey.source === 'env' ? masterKey.cipher : undefined;
+  const stores = await openStores(cfg, database, guard, logger, keyring, legacyMaster);
+  // Legacy envelopes (directly under CREDENTIAL_MASTER_KEY) move to data keys on first start; orphan data keys go.
+  const moved = await slicer.background(() => stores.connections.migrateEnvelopes());
+  if (moved.migrated > 0 || moved.unreadable > 0)
+    log.warn(
+      { ...moved },
+      `connection credentials: ${moved.migrated} moved to per-connection data keys, ${moved.unreadable} unreadable under the master key (re-enter those credentials)`,
+    );
   const metrics = new RuntimeMetrics();
   // Every LLM call of the chains is counted (Prometheus, this process) and added to the usage ledger (all processes).
   const llm = instrumentLlmChains(llmChainsFromConfig(cfg, logger), (usage) => {
@@ -123,6 +149,7 @@ export const openRuntime = async (
     webSearch,
     metrics,
     writeIntents: true,
+    credentialMasterKey: masterKey,
     slicer,
     redis,
     close: async () => {

@@ -17,6 +17,7 @@ import type {
   IntentStore,
   KeywordIndex,
   KyselyDocumentStore,
+  MasterKey,
   StatsStore,
   SyncScheduleStore,
   SyncStore,
@@ -61,10 +62,12 @@ export interface Runtime {
   /** API keys (docs/access.md): hashes, roles, scopes, identities; the auth hook checks presented keys against it. */
   apiKeys: ApiKeyStore;
   /**
-   * Connections and their channel lists, credentials encrypted under CREDENTIAL_MASTER_KEY (unset outside production:
-   * the public development key, warned about once per process when a credential is first stored).
+   * Connections and their channel lists, credentials encrypted under per-connection data keys kept in the data dir's
+   * keyring, wrapped under the master key (docs/credentials.md).
    */
   connections: ConnectionStore;
+  /** The master key of stored credentials (its source and file); the keyring is `connections.keyring`. */
+  credentialMasterKey: MasterKey;
   /** Sync jobs and per-channel sync cursors (the sync-jobs projector's read store). */
   sync: SyncStore;
   /** Sync schedules (the sync-schedules projector's read store; the sync scheduler fires them). */

@@ -87,7 +87,7 @@ export const startServices = async (
   const { startedAt, port } = opts;
   let rt: Runtime | undefined;
   try {
-    rt = await openRuntime(cfg, {}, { onStep: (step) => port?.step(step) });
+    rt = await openRuntime(cfg, {}, { onStep: (step) => port?.step(step), createCredentialKey: true });
     const running0 = rt;
     let app: FastifyInstance | null = null;
     let posture: RunningServices['posture'] = null;

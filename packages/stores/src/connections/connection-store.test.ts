@@ -53,7 +53,7 @@ for (const { name, open } of testDatabases()) {
       expect(await store.get(randomUUID())).toBeNull();
     });
 
-    it('credentials are stored as a v1 envelope only; credentials() decrypts them for internal use', async () => {
+    it('credentials are stored as a v2 envelope (own data key) only; credentials() decrypts them for internal use', async () => {
       const c = await store.create({
         name: 'B',
         platform: 'platform_b',
@@ -62,7 +62,7 @@ for (const { name, open } of testDatabases()) {
       const raw = await sql<{ credentials: string }>`select credentials from connections where id = ${c.id}`.execute(
         h.db,
       );
-      expect(raw.rows[0]!.credentials).toMatch(/^v1:[0-9a-f]{16}:/);
+      expect(raw.rows[0]!.credentials).toMatch(/^v2:[0-9a-f]{16}:/);
       expect(raw.rows[0]!.credentials).not.toContain(TOKEN);
       expect(await store.credentials(c.id)).toEqual({
         platform: 'platform_b',
@@ -74,14 +74,80 @@ for (const { name, open } of testDatabases()) {
     it('another master key cannot read the credentials (clear error), nor can a copied envelope', async () => {
       const c = await store.create({ name: 'K', platform: 'platform_a', credentials: creds });
       const other = new ConnectionStore(h.db, new CredentialCipher('4d'.repeat(32)));
-      await expect(other.credentials(c.id)).rejects.toThrow(/another key/);
+      await expect(other.credentials(c.id)).rejects.toThrow(/not in the credential keyring/);
       expect(await other.get(c.id)).toMatchObject({ id: c.id }); // views need no key
       const d = await store.create({ name: 'D', platform: 'platform_a', credentials: { ...creds, bot_token: 'x' } });
       await sql`update connections set credentials = (select credentials from connections where id = ${c.id})
         where id = ${d.id}`.execute(h.db);
       const err = await store.credentials(d.id).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CredentialDecryptionError);
-      expect((err as CredentialDecryptionError).reason).toBe('tampered');
+      expect((err as CredentialDecryptionError).reason).toBe('wrong_key'); // the data key is another connection's
+    });
+
+    it('replace and delete drop the old data keys (crypto-shredding); the table is rewritten', async () => {
+      const c = await store.create({ name: 'R', platform: 'platform_a', credentials: { bot_token: 'token-A' } });
+      const envelopeOf = async (id: string) =>
+        (await sql<{ credentials: string }>`select credentials from connections where id = ${id}`.execute(h.db)).rows[0]
+          ?.credentials;
+      const oldEnv = (await envelopeOf(c.id))!;
+      const oldDek = oldEnv.split(':')[1]!;
+      expect(store.keyring.cipher(oldDek, c.id)).not.toBeNull();
+      await store.update(c.id, { credentials: { bot_token: 'token-B' } });
+      const newEnv = (await envelopeOf(c.id))!;
+      expect(newEnv.split(':')[1]).not.toBe(oldDek);
+      expect(store.keyring.cipher(oldDek, c.id)).toBeNull();
+      expect(store.keyring.entries().filter((e) => e.connectionId === c.id)).toHaveLength(1);
+      expect((await store.credentials(c.id))!.credentials).toEqual({ bot_token: 'token-B' });
+      // An update without credentials keeps the key.
+      await store.update(c.id, { name: 'R2' });
+      expect((await store.credentials(c.id))!.credentials).toEqual({ bot_token: 'token-B' });
+      expect(await store.delete(c.id)).toBe(true);
+      expect(store.keyring.entries().filter((e) => e.connectionId === c.id)).toEqual([]);
+      await sql`vacuum full connections`.execute(h.db); // the engine allows the rewrite the store runs (best effort there)
+    });
+
+    it('legacy v1 envelopes (under the master key) are read and moved to a data key: at start and on first read', async () => {
+      const a = await store.create({ name: 'L1', platform: 'platform_a', credentials: { bot_token: 'x' } });
+      const b = await store.create({ name: 'L2', platform: 'platform_a', credentials: { bot_token: 'x' } });
+      const legacy = async (id: string, token: string) =>
+        sql`update connections set credentials = ${cipher.encryptJson({ bot_token: token }, id)} where id = ${id}`.execute(
+          h.db,
+        );
+      await legacy(a.id, 'legacy-a');
+      await legacy(b.id, 'legacy-b');
+      // A row under some other key (e.g. the former public development key) stays, counted unreadable.
+      const u = await store.create({ name: 'L3', platform: 'platform_a', credentials: { bot_token: 'x' } });
+      await sql`update connections set credentials = ${new CredentialCipher('9e'.repeat(32)).encryptJson({}, u.id)} where id = ${u.id}`.execute(
+        h.db,
+      );
+      // First read migrates a.
+      expect((await store.credentials(a.id))!.credentials).toEqual({ bot_token: 'legacy-a' });
+      const rows = async () =>
+        Object.fromEntries(
+          (
+            await sql<{ id: string; credentials: string }>`select id, credentials from connections`.execute(h.db)
+          ).rows.map((r) => [r.id, r.credentials.slice(0, 2)]),
+        );
+      expect((await rows())[a.id]).toBe('v2');
+      expect((await rows())[b.id]).toBe('v1');
+      const moved = await store.migrateEnvelopes();
+      expect(moved).toMatchObject({ migrated: 1, unreadable: 1 });
+      expect((await rows())[b.id]).toBe('v2');
+      expect((await store.credentials(b.id))!.credentials).toEqual({ bot_token: 'legacy-b' });
+      // Idempotent.
+      expect(await store.migrateEnvelopes()).toMatchObject({ migrated: 0, unreadable: 1 });
+      await store.delete(u.id);
+    });
+
+    it('migrateEnvelopes drops old data keys no row references', async () => {
+      const orphan = store.keyring.create('gone', new Date(Date.now() - 3_600_000));
+      const fresh = store.keyring.create('in-flight');
+      const r = await store.migrateEnvelopes();
+      expect(r.droppedKeys).toBe(1);
+      const ids = store.keyring.entries().map((e) => e.dekId);
+      expect(ids).not.toContain(orphan.keyId);
+      expect(ids).toContain(fresh.keyId);
+      store.keyring.drop([fresh.keyId]);
     });
 
     it('update: name, merged settings, status, re-encrypted credentials; null for an unknown id', async () => {

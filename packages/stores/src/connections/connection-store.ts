@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { CredentialCipher } from '@atlas/core';
+import {
+  CREDENTIAL_ENVELOPE_VERSION,
+  CredentialCipher,
+  CredentialDecryptionError,
+  DATA_KEY_ENVELOPE_VERSION,
+  envelopeKeyId,
+  envelopeVersion,
+} from '@atlas/core';
 import type { DatabaseHandle } from '@atlas/db';
-import type { Kysely, Updateable } from 'kysely';
+import { type Kysely, sql, type Updateable } from 'kysely';
+import { CredentialKeyring } from './keyring.js';
 import type { ConnectionTables } from './tables.js';
 
 /** Spec "Connection": the two platforms a connection links to. */
@@ -110,21 +118,86 @@ const toConnection = (r: Row): Connection => ({
   settings: { ...DEFAULT_CONNECTION_SETTINGS, ...parsed<Partial<ConnectionSettings>>(r.settings) },
 });
 
+/** What migrateEnvelopes did: legacy envelopes moved to data keys, unreadable ones left, orphan data keys dropped. */
+export interface EnvelopeMigration {
+  migrated: number;
+  unreadable: number;
+  droppedKeys: number;
+}
+
+/** A data key not referenced by any row is dropped by migrateEnvelopes once it is this old (ms): not one in flight. */
+const ORPHAN_KEY_AGE_MS = 10 * 60_000;
+
 /**
  * The connection store (spec "Connection", "Connection channel"): connections with their settings, status and
- * credentials encrypted under the master key (AES-256-GCM envelope, the connection id as authenticated context, so
- * an envelope copied to another row does not decrypt), and each connection's saved channel list. No method but
- * `credentials` ever returns credentials, and that one is for internal use (validation, sync), never for responses.
- * Needs migrateConnections.
+ * credentials, and each connection's saved channel list. Credentials are encrypted under the connection's own data
+ * key (AES-256-GCM `v2` envelope, the connection id as authenticated context, so an envelope copied to another row
+ * does not decrypt); the data keys live wrapped in the keyring (keyring.ts), never in
+ * the database. Replacing credentials makes a new data key and drops the old one; deleting a connection drops its
+ * keys; both then rewrite the table (VACUUM FULL) so no dead row keeps the old envelope: a copy left anywhere (write-
+ * ahead log, a page the engine did not reuse, a backup of the database) is unreadable once its key is gone. Legacy
+ * `v1` envelopes (directly under the master key) are read, and moved to a data key by migrateEnvelopes or on first
+ * read. No method but `credentials` ever returns credentials, and that one is for internal use (validation, sync),
+ * never for responses. Needs migrateConnections.
  */
 export class ConnectionStore {
   private readonly db: Kysely<ConnectionTables>;
+  /** The keyring of data keys; a store given a bare master cipher keeps one in memory. */
+  readonly keyring: CredentialKeyring;
+  readonly #master: CredentialCipher | null;
 
-  constructor(
-    db: DatabaseHandle['db'],
-    private readonly cipher: CredentialCipher,
-  ) {
+  /**
+   * `keys`: the data dir's keyring (the runtime's), or a master-key cipher (then the data keys live in this
+   * process's memory only: tests, tools).
+   */
+  constructor(db: DatabaseHandle['db'], keys: CredentialKeyring | CredentialCipher, master?: CredentialCipher) {
     this.db = db.withTables<ConnectionTables>();
+    this.keyring = keys instanceof CredentialCipher ? CredentialKeyring.open(null, keys) : keys;
+    this.#master = keys instanceof CredentialCipher ? keys : (master ?? null);
+  }
+
+  /** Encrypts `credentials` for connection `id` under a new data key; returns the envelope and the key's id. */
+  #seal(id: string, credentials: StoredCredentials): { envelope: string; dekId: string } {
+    const dek = this.keyring.create(id);
+    return { envelope: dek.encryptJson(credentials, id), dekId: dek.keyId };
+  }
+
+  /** The plaintext of a stored envelope of connection `id` (v2 under its data key, legacy v1 under the master key). */
+  #open(id: string, envelope: string): StoredCredentials {
+    const version = envelopeVersion(envelope);
+    if (version === CREDENTIAL_ENVELOPE_VERSION) {
+      if (!this.#master)
+        throw new CredentialDecryptionError(
+          'wrong_key',
+          'stored credentials use the legacy envelope and no master key',
+        );
+      return this.#master.decryptJson(envelope, id);
+    }
+    if (version !== DATA_KEY_ENVELOPE_VERSION)
+      throw version && envelope.split(':').length === 5
+        ? new CredentialDecryptionError(
+            'unsupported_version',
+            `stored credentials use envelope version '${version.slice(0, 8)}'`,
+          )
+        : new CredentialDecryptionError('malformed', 'stored credentials are not an envelope');
+    const dekId = envelopeKeyId(envelope);
+    const dek = this.keyring.cipher(dekId, id);
+    if (!dek)
+      throw new CredentialDecryptionError(
+        'wrong_key',
+        `the data key of these credentials (key id ${dekId}) is not in the credential keyring: restore the data dir's credential-keyring.json with its master key (file or CREDENTIAL_MASTER_KEY), or re-enter the credentials`,
+        { stored_key_id: dekId },
+      );
+    return dek.decryptJson(envelope, id);
+  }
+
+  /**
+   * Rewrites the connections table so the engine keeps no dead row (an old envelope) in its files: VACUUM FULL on
+   * PGlite and PostgreSQL. Best effort (a concurrent lock or a driver that refuses it leaves the dead rows; their
+   * data keys are gone anyway).
+   */
+  async #compact(): Promise<void> {
+    await sql`vacuum full connections`.execute(this.db).catch(() => undefined);
   }
 
   /** Connections with their channel_count (channels with sync_enabled). */
@@ -153,6 +226,7 @@ export class ConnectionStore {
     const id = c.id ?? randomUUID();
     const at = now.toISOString();
     const settings = { ...DEFAULT_CONNECTION_SETTINGS, ...c.settings };
+    const sealed = this.#seal(id, c.credentials);
     await this.db
       .insertInto('connections')
       .values({
@@ -165,9 +239,13 @@ export class ConnectionStore {
         last_sync: null,
         validated_at: c.validated_at ?? null,
         settings: JSON.stringify(settings),
-        credentials: this.cipher.encryptJson(c.credentials, id),
+        credentials: sealed.envelope,
       })
-      .execute();
+      .execute()
+      .catch((err: unknown) => {
+        this.keyring.drop([sealed.dekId]);
+        throw err;
+      });
     return (await this.get(id))!;
   }
 
@@ -184,13 +262,15 @@ export class ConnectionStore {
   }
 
   /**
-   * Applies `patch` (new credentials are re-encrypted; settings merged) and sets updated_at = now; returns the
-   * connection, or null when unknown.
+   * Applies `patch` (settings merged) and sets updated_at = now; returns the connection, or null when unknown. New
+   * credentials are encrypted under a new data key; once the row holds them, the connection's other data keys are
+   * dropped from the keyring and the table is rewritten (the old envelope is unreadable from then on).
    */
   async update(id: string, patch: ConnectionPatch, now: Date = new Date()): Promise<Connection | null> {
     const cur = await this.get(id);
     if (!cur) return null;
     const settings = { ...cur.settings, ...patch.settings };
+    const sealed = patch.credentials === undefined ? null : this.#seal(id, patch.credentials);
     const set: Updateable<ConnectionTables['connections']> = {
       updated_at: now.toISOString(),
       settings: JSON.stringify(settings),
@@ -198,22 +278,37 @@ export class ConnectionStore {
       ...(patch.status === undefined ? {} : { status: patch.status }),
       ...(patch.validated_at === undefined ? {} : { validated_at: patch.validated_at }),
       ...(patch.last_sync === undefined ? {} : { last_sync: patch.last_sync }),
-      ...(patch.credentials === undefined ? {} : { credentials: this.cipher.encryptJson(patch.credentials, id) }),
+      ...(sealed ? { credentials: sealed.envelope } : {}),
     };
-    await this.db.updateTable('connections').set(set).where('id', '=', id).execute();
+    try {
+      await this.db.updateTable('connections').set(set).where('id', '=', id).execute();
+    } catch (err) {
+      if (sealed) this.keyring.drop([sealed.dekId]);
+      throw err;
+    }
+    if (sealed) {
+      this.keyring.dropConnection(id, sealed.dekId);
+      await this.#compact();
+    }
     return this.get(id);
   }
 
-  /** Deletes the connection and its channel list; false when unknown. */
+  /**
+   * Deletes the connection and its channel list, drops its data keys from the keyring and rewrites the table; false
+   * when unknown.
+   */
   async delete(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('connections').where('id', '=', id).executeTakeFirst();
+    const dropped = this.keyring.dropConnection(id);
+    if (Number(r.numDeletedRows) > 0 || dropped > 0) await this.#compact();
     return Number(r.numDeletedRows) > 0;
   }
 
   /**
    * INTERNAL USE ONLY (platform validation, sync): the decrypted credentials of a connection and its platform, or
-   * null when unknown. Never put the result in a response or a log line. Throws CredentialDecryptionError (500) when
-   * the stored envelope was written under another CREDENTIAL_MASTER_KEY or has been altered.
+   * null when unknown. Never put the result in a response or a log line. A legacy `v1` envelope is moved to a data
+   * key on this first read. Throws CredentialDecryptionError (500) when the data key is not in the keyring (or is
+   * wrapped under another master key), or the envelope has been altered.
    */
   async credentials(id: string): Promise<{ platform: ConnectionPlatform; credentials: StoredCredentials } | null> {
     const row = await this.db
@@ -221,7 +316,59 @@ export class ConnectionStore {
       .select(['platform', 'credentials'])
       .where('id', '=', id)
       .executeTakeFirst();
-    return row ? { platform: row.platform, credentials: this.cipher.decryptJson(row.credentials, id) } : null;
+    if (!row) return null;
+    const credentials = this.#open(id, row.credentials);
+    if (envelopeVersion(row.credentials) === CREDENTIAL_ENVELOPE_VERSION)
+      await this.#migrate(id, row.credentials, credentials);
+    return { platform: row.platform, credentials };
+  }
+
+  /** Moves connection `id` from its legacy envelope `old` to a data key (only if the row still holds `old`). */
+  async #migrate(id: string, old: string, credentials: StoredCredentials): Promise<void> {
+    const sealed = this.#seal(id, credentials);
+    const r = await this.db
+      .updateTable('connections')
+      .set({ credentials: sealed.envelope })
+      .where('id', '=', id)
+      .where('credentials', '=', old)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) this.keyring.drop([sealed.dekId]);
+    else this.keyring.dropConnection(id, sealed.dekId);
+  }
+
+  /**
+   * Run at start (the runtime does): moves every legacy `v1` envelope readable under the master key to a data key,
+   * counts the unreadable ones (written under another key, e.g. the former public development key: re-enter those
+   * credentials), drops data keys no row references (older than ten minutes: not one being written now), and
+   * rewrites the table when anything moved.
+   */
+  async migrateEnvelopes(now: Date = new Date()): Promise<EnvelopeMigration> {
+    const rows = await this.db.selectFrom('connections').select(['id', 'credentials']).execute();
+    let migrated = 0;
+    let unreadable = 0;
+    const used = new Set<string>();
+    for (const row of rows) {
+      if (envelopeVersion(row.credentials) !== CREDENTIAL_ENVELOPE_VERSION) {
+        used.add(envelopeKeyId(row.credentials));
+        continue;
+      }
+      let plain: StoredCredentials;
+      try {
+        plain = this.#open(row.id, row.credentials);
+      } catch {
+        unreadable++;
+        continue;
+      }
+      await this.#migrate(row.id, row.credentials, plain);
+      migrated++;
+    }
+    const stale = this.keyring
+      .entries()
+      .filter((e) => !used.has(e.dekId) && now.getTime() - Date.parse(e.createdAt) > ORPHAN_KEY_AGE_MS)
+      .map((e) => e.dekId);
+    const droppedKeys = stale.length > 0 && this.keyring.drop(stale) ? stale.length : 0;
+    if (migrated > 0 || droppedKeys > 0) await this.#compact();
+    return { migrated, unreadable, droppedKeys };
   }
 
   /** The connection's saved channel list, by name then id (empty when none is saved or the connection is unknown). */
