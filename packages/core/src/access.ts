@@ -18,6 +18,15 @@ export interface PlatformIdentity {
 }
 
 /**
+ * `<platform>:<user id>` (e.g. `platform_a:U024BE7LH`, as the bot's `x-atlas-platform-user` header and
+ * `atlas keys create --identity` spell it) as an identity; null when it is not that form.
+ */
+export const parsePlatformIdentity = (v: string | undefined): PlatformIdentity | null => {
+  const m = /^(platform_a|platform_b):([A-Za-z0-9._-]{1,64})$/.exec(v ?? '');
+  return m ? { platform: m[1] as PlatformIdentity['platform'], user_id: m[2]! } : null;
+};
+
+/**
  * What a key may see besides its role: the connections and/or channels named (null: no limit of that kind). A channel
  * is within scope when it is named in `channels`, or belongs to a connection named in `connections` (both given: either).
  */

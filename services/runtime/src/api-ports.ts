@@ -200,8 +200,8 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   },
 });
 
-/** A comma-separated setting as its trimmed, non-empty items. */
-const listOf = (v: string): string[] =>
+/** A comma-separated setting (ALLOWED_HOSTS, CORS_ORIGINS) as its trimmed, non-empty items. */
+export const listOf = (v: string): string[] =>
   v
     .split(',')
     .map((x) => x.trim())

@@ -13,7 +13,7 @@ import {
 } from '@atlas/projectors';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { startRuntimeAclRefresher } from './access-wiring.js';
-import { apiPorts, healthChecks } from './api-ports.js';
+import { apiPorts, healthChecks, listOf } from './api-ports.js';
 import { botConfigured, startBotService } from './bot.js';
 import { projectorLag } from './lag.js';
 import { openRuntime } from './open.js';
@@ -97,10 +97,7 @@ export const startServices = async (
         host: cfg.HOST,
         adminKey: cfg.ATLAS_ADMIN_API_KEY,
         usableKeys: await rt.apiKeys.countUsable(),
-        corsOrigins: (cfg.CORS_ORIGINS ?? '')
-          .split(',')
-          .map((o) => o.trim())
-          .filter(Boolean),
+        corsOrigins: listOf(cfg.CORS_ORIGINS ?? ''),
         corsCredentials: cfg.CORS_CREDENTIALS,
       });
       port.step('starting the API');

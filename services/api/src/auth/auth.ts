@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type ErrorCode, errorBody, type PlatformIdentity, type Principal, roleAllows } from '@atlas/core';
+import { type ErrorCode, errorBody, type Principal, parsePlatformIdentity, roleAllows } from '@atlas/core';
 import type { ApiKeyRecord, ApiKeyStore } from '@atlas/stores';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -78,12 +78,6 @@ const limiter = (redis: Redis | null | undefined, keyPrefix: string, points: num
         insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
       })
     : new RateLimiterMemory({ keyPrefix, points, duration: 60 });
-
-/** `platform_a:U123` → the identity, else null. */
-export const parseIdentity = (v: string | undefined): PlatformIdentity | null => {
-  const m = /^(platform_a|platform_b):([A-Za-z0-9._-]{1,64})$/.exec(v ?? '');
-  return m ? { platform: m[1] as PlatformIdentity['platform'], user_id: m[2]! } : null;
-};
 
 const header = (r: FastifyRequest, name: string): string | undefined => {
   const v = r.headers[name];
@@ -181,7 +175,7 @@ export const registerAuth = (app: FastifyInstance, opts: AuthOptions): void => {
             : `BRIDGE_API_KEY is not set: the ${BRIDGE_KEY_HEADER} header is refused`,
           reason: 'bridge_key',
         };
-      const identity = parseIdentity(header(r, BRIDGE_USER_HEADER));
+      const identity = parsePlatformIdentity(header(r, BRIDGE_USER_HEADER));
       return {
         principal: {
           kind: 'bridge',

@@ -1,4 +1,4 @@
-import { AtlasError, type Config, ROLES, type Role } from '@atlas/core';
+import { AtlasError, type Config, parsePlatformIdentity, ROLES, type Role } from '@atlas/core';
 import type { ApiKeyRecord } from '@atlas/runtime';
 import { withRuntime } from './ops.js';
 
@@ -46,8 +46,8 @@ export const parseExpiry = (v: string | undefined, now = new Date()): string | n
 export const createKeyCommand = (cfg: Config, o: CreateKeyOptions): Promise<{ key: ApiKeyRecord; secret: string }> => {
   if (!(ROLES as readonly string[]).includes(o.role))
     throw new AtlasError('INVALID_REQUEST', `--role is one of ${ROLES.join(', ')}, not '${o.role}'`);
-  const m = o.identity === undefined ? null : /^(platform_a|platform_b):([A-Za-z0-9._-]{1,64})$/.exec(o.identity);
-  if (o.identity !== undefined && !m)
+  const identity = o.identity === undefined ? null : parsePlatformIdentity(o.identity);
+  if (o.identity !== undefined && !identity)
     throw new AtlasError('INVALID_REQUEST', `--identity is <platform_a|platform_b>:<user id>, not '${o.identity}'`);
   const channels = list(o.channels);
   const connections = list(o.connections);
@@ -57,7 +57,7 @@ export const createKeyCommand = (cfg: Config, o: CreateKeyOptions): Promise<{ ke
       name: o.name,
       role: o.role as Role,
       scope: channels || connections ? { channels, connections } : null,
-      identity: m ? { platform: m[1] as 'platform_a' | 'platform_b', user_id: m[2]! } : null,
+      identity,
       expires_at,
     }),
   );
