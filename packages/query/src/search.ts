@@ -195,9 +195,11 @@ const passesFilters = (
   >,
   channelId: string | null,
   f: SearchBody['filters'],
+  channels?: ReadonlySet<string>,
 ): boolean => {
   const lower = (xs: readonly string[]) => new Set(xs.map((x) => x.toLowerCase()));
   if (channelId !== null && m.channel_id !== channelId) return false;
+  if (channels && !channels.has(m.channel_id)) return false;
   if (!f) return true;
   if (f.fact_types?.length && !f.fact_types.includes(m.fact_type as never)) return false;
   if (f.importance?.length && !f.importance.includes(m.importance as never)) return false;
@@ -229,7 +231,8 @@ const passesFilters = (
  * matches included). `total` is that number and `facets` count over those same facts, both independent of `limit`;
  * results are the best `limit` of them by final_score (candidates per signal: max(limit·5, 50)), so results never
  * exceed total. With `opts.count` false (callers that only rank, like ask) nothing is counted and total is the number
- * of candidates. Besides the response, returns the memory records of the candidates (`memories`, by fact id) and
+ * of candidates. `opts.channels` bounds every signal, count and facet to those channels (a restricted caller's visible
+ * channels, docs/access.md "What a caller sees"; KeywordFilters.channels). Besides the response, returns the memory records of the candidates (`memories`, by fact id) and
  * the signals the search ran without (`degraded`).
  *
  * Degraded modes (spec "Degraded behaviour when a dependency fails"): the embedding provider down (or its breaker
@@ -241,20 +244,25 @@ const passesFilters = (
 export const runSearch = async (
   ports: SearchPorts,
   body: SearchBody,
-  opts: { count?: boolean } = {},
+  opts: { count?: boolean; channels?: readonly string[] | undefined } = {},
 ): Promise<SearchOutcome> => {
   const started = performance.now();
   const counting = opts.count !== false;
   const degraded = new Set<SearchDegradation>();
   const f = body.filters;
-  const filters = f && {
-    factTypes: f.fact_types,
-    importance: f.importance,
-    topics: f.topics,
-    entities: f.entities,
-    authors: f.authors,
-    dateRange: f.date_range,
-  };
+  const visible = opts.channels ? new Set(opts.channels) : undefined;
+  const filters =
+    f || opts.channels
+      ? {
+          factTypes: f?.fact_types,
+          importance: f?.importance,
+          topics: f?.topics,
+          entities: f?.entities,
+          authors: f?.authors,
+          dateRange: f?.date_range,
+          channels: opts.channels,
+        }
+      : undefined;
   const k = Math.max(body.limit * 5, 50);
   const textQuery = {
     query: body.query,
@@ -352,7 +360,7 @@ export const runSearch = async (
   const graphMatches = new Set(
     [...graphScores.keys()].filter((id) => {
       const m = memories.get(id);
-      return m !== undefined && passesFilters(m, body.channel_id, f);
+      return m !== undefined && passesFilters(m, body.channel_id, f, visible);
     }),
   );
   for (const id of graphScores.keys()) if (!graphMatches.has(id) && !matched.has(id)) candidates.delete(id);
@@ -427,6 +435,12 @@ export const runSearch = async (
   return { response, memories, degraded };
 };
 
-/** POST /api/search's answer (spec "Search"): runSearch's response, counted. Errors as runSearch. */
-export const searchMemories = async (ports: SearchPorts, body: SearchBody): Promise<SearchResponse> =>
-  (await runSearch(ports, body)).response;
+/**
+ * POST /api/search's answer (spec "Search"): runSearch's response, counted; `channels` bounds it to a restricted
+ * caller's visible channels (runSearch). Errors as runSearch.
+ */
+export const searchMemories = async (
+  ports: SearchPorts,
+  body: SearchBody,
+  channels?: readonly string[],
+): Promise<SearchResponse> => (await runSearch(ports, body, { channels })).response;

@@ -18,11 +18,12 @@ export type FactFilterColumns = {
 /**
  * The WHERE clause of the spec's search filters over a fact table with the columns channel_id, fact_type,
  * importance, topic_tags, entity_tags, author_name and message_ts (keyword and vector stores share it).
- * Topics match lower-cased; entities and authors match case-insensitively; date_range end is optional.
+ * `f.channels` bounds the channels read (a caller's visible channels). Topics match lower-cased; entities and authors match case-insensitively; date_range end is optional.
  */
 export const factFilterSql = (channelId: string | null, f: KeywordFilters = {}): RawBuilder<unknown> => {
   const parts: RawBuilder<unknown>[] = [sql`true`];
   if (channelId !== null) parts.push(sql`channel_id = ${channelId}`);
+  if (f.channels) parts.push(sql`channel_id = any(${[...f.channels]}::text[])`);
   if (f.factTypes?.length) parts.push(sql`fact_type = any(${f.factTypes}::text[])`);
   if (f.importance?.length) parts.push(sql`importance = any(${f.importance}::text[])`);
   if (f.topics?.length) parts.push(sql`topic_tags && ${f.topics.map((t) => t.toLowerCase())}::text[]`);

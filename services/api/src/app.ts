@@ -96,7 +96,11 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
       exposedHeaders: ['retry-after', 'x-request-id', 'www-authenticate'],
     });
   registerAuth(app, { keys: null, ...deps.auth, bridgeKey: deps.bridgeApiKey ?? null });
-  registerVisibility(app, { access: deps.channelAccess ?? null, connections: deps.connections?.store ?? null });
+  registerVisibility(app, {
+    access: deps.channelAccess ?? null,
+    connections: deps.connections?.store ?? null,
+    documents: deps.documents,
+  });
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
   await app.register(homeRoutes, { documents, wiki });

@@ -61,27 +61,14 @@ export class BackendClient {
   /**
    * `/atlas ask`: POST /api/ask {question} (spec "Ask"), the SSE stream collected into one reply: the concatenated
    * tokens, and the citations as sources (`[n]`, author, #channel, date, permalink). Visible in the channel. An error
-   * event becomes an ephemeral text (RATE_LIMIT_EXCEEDED with its retry_after in seconds). A user who does not see
-   * every channel is answered from `channelId`, the channel the command came from.
+   * event becomes an ephemeral text (RATE_LIMIT_EXCEEDED with its retry_after in seconds). The answer cites only the
+   * channels `asker` may see (the API bounds the bridge's ask to them, docs/access.md "What a caller sees").
    */
-  async ask(question: string, asker: Asker | null = null, channelId: string | null = null): Promise<BotReply> {
-    let res = await this.request('POST', '/api/ask', { question }, this.opts.askTimeoutMs ?? 120_000, asker);
+  async ask(question: string, asker: Asker | null = null): Promise<BotReply> {
+    const res = await this.request('POST', '/api/ask', { question }, this.opts.askTimeoutMs ?? 120_000, asker);
     if ('reply' in res) return res.reply;
-    let events = await collectSse(res.response);
-    let failure = events.find((e): e is Extract<AskEvent, { type: 'error' }> => e.type === 'error');
-    // A user who may not see every channel (docs/access.md "What a caller sees") is answered from the channel the
-    // command was invoked in, which the platform has just shown them.
-    if (failure?.details?.reason === 'channel_required' && channelId) {
-      const path = `/api/channels/${encodeURIComponent(channelId)}/ask`;
-      res = await this.request('POST', path, { question }, this.opts.askTimeoutMs ?? 120_000, asker);
-      if ('reply' in res) return res.reply;
-      if (res.response.status === 404) {
-        await res.response.body?.cancel();
-        return ephemeral('Atlas has nothing from this channel that you may see, and you do not see every channel.');
-      }
-      events = await collectSse(res.response);
-      failure = events.find((e): e is Extract<AskEvent, { type: 'error' }> => e.type === 'error');
-    }
+    const events = await collectSse(res.response);
+    const failure = events.find((e): e is Extract<AskEvent, { type: 'error' }> => e.type === 'error');
     if (failure) {
       if (failure.code === 'RATE_LIMIT_EXCEEDED')
         return ephemeral(`Atlas is answering many questions right now: try again in ${failure.retry_after ?? 60} s.`);

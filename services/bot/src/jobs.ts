@@ -76,7 +76,7 @@ const replyOf = async (job: BotJob, deps: JobDeps): Promise<BotReply> => {
       const cached = await deps.store.get(key).catch(() => null);
       const hit = cached ? parseReply(cached) : null;
       if (hit) return hit;
-      const reply = await deps.backend.ask(job.command.question, asker, job.channelId);
+      const reply = await deps.backend.ask(job.command.question, asker);
       if (reply.visibility === 'in_channel')
         await deps.store.set(key, JSON.stringify(reply), ANSWER_CACHE_TTL_MS).catch(() => undefined);
       return reply;

@@ -157,22 +157,22 @@ async function findSources(
   ports: AskPorts,
   question: string,
   searchQuery: string,
-  req: Pick<AskRequest, 'channelId' | 'body' | 'signal'>,
+  req: Pick<AskRequest, 'channelId' | 'channels' | 'body' | 'signal'>,
 ): Promise<Found | null> {
-  const { channelId } = req;
+  const { channelId, channels } = req;
   const limit = req.body.max_results;
   const routed: AskRoute = ports.graphRetrieval ? await routeOf(ports.llm.fast, question, req.signal) : 'semantic';
   let graphScores = routed === 'semantic' ? null : await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
   const route: AskRoute = graphScores ? routed : 'semantic';
-  const first = await retrieve(ports, searchQuery, channelId, limit, graphScores);
+  const first = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels);
   if (!first.degraded.has('vector_store')) return { route, sources: first.sources, wikiAnswer: null };
   let sources = first.sources;
   if (!graphScores && routed === 'semantic') {
     graphScores = await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
-    if (graphScores) sources = (await retrieve(ports, searchQuery, channelId, limit, graphScores)).sources;
+    if (graphScores) sources = (await retrieve(ports, searchQuery, channelId, limit, graphScores, channels)).sources;
   }
   if (graphScores) return { route, sources, wikiAnswer: null };
-  const wikiAnswer = await cachedWikiAnswer(ports, question, channelId);
+  const wikiAnswer = await cachedWikiAnswer(ports, question, channelId, channels);
   return wikiAnswer === null ? null : { route, sources: [], wikiAnswer };
 }
 

@@ -36,17 +36,19 @@ export function webSection(web: WebResults): string {
 /**
  * The answer from the cached wiki when search cannot run (vector and graph store down): the stored pages of the
  * scope's channels (the ask's channel, or every channel) that share the most words with the question, up to three,
- * each as its title and summary, then CACHED_WIKI_NOTE. null when no page of the scope exists (or none can be read).
+ * each as its title and summary, then CACHED_WIKI_NOTE; `visible` keeps only those channels (AskRequest.channels). null when no page of the scope exists (or none can be read).
  */
 export async function cachedWikiAnswer(
   ports: Pick<AskPorts, 'wiki' | 'documents'>,
   question: string,
   channelId: string | null,
+  visible?: readonly string[],
 ): Promise<string | null> {
   if (!ports.wiki) return null;
   const wiki = ports.wiki;
   try {
-    const channels = channelId ? [channelId] : (await ports.documents.listChannels()).map((c) => c.id);
+    const all = channelId ? [channelId] : (await ports.documents.listChannels()).map((c) => c.id);
+    const channels = visible ? all.filter((c) => visible.includes(c)) : all;
     const pages = (await Promise.all(channels.map((c) => wiki.pages(c).catch(() => [] as AskWikiPage[])))).flat();
     if (pages.length === 0) return null;
     const words = new Set(question.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);

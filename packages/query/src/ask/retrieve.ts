@@ -74,7 +74,8 @@ export async function graphScoresOf(
  * The sources of an answer: hybrid search over the scope's facts (with `graphScores`, graph-expanded: those facts
  * join the candidates, search.ts GRAPH_WEIGHT), each with its citation: the source
  * message's author, channel name, time, permalink, first attachment, and the first 100 characters of its text
- * (platform markup rendered: mentions, links and entities as a reader sees them).
+ * (platform markup rendered: mentions, links and entities as a reader sees them). `channels`: only facts of these
+ * channels (a restricted caller's, AskRequest.channels).
  */
 export async function retrieve(
   ports: Pick<AskPorts, 'search' | 'documents'>,
@@ -82,6 +83,7 @@ export async function retrieve(
   channelId: string | null,
   limit: number,
   graphScores: Map<string, number> | null,
+  channels?: readonly string[],
 ): Promise<{ sources: AskSource[]; degraded: ReadonlySet<SearchDegradation> }> {
   const {
     response,
@@ -97,7 +99,7 @@ export async function retrieve(
       search_mode: 'hybrid',
       fuzzy: false,
     },
-    { count: false },
+    { count: false, channels },
   );
   if (response.results.length === 0) return { sources: [], degraded };
   const keys = new Map<string, { channelId: string; id: string }>();

@@ -111,6 +111,11 @@ export interface AskRequest {
   body: AskBody;
   /** null: every channel (POST /api/ask); else the channel of a channel-scoped ask. */
   channelId: string | null;
+  /**
+   * The channels a restricted caller sees (docs/access.md "What a caller sees"): retrieval, citations and the cached
+   * wiki's answer read only these. Undefined: every channel.
+   */
+  channels?: readonly string[] | undefined;
   attachments: AskAttachment[];
   /** Who asks (AskScope.owner: a key id or `bridge:<platform>:<user>`); undefined: the open local default or the bootstrap key. */
   owner?: string | undefined;

@@ -237,6 +237,10 @@ export class KyselyDocumentStore implements DocumentStore {
     };
   }
 
+  async channelIds(): Promise<string[]> {
+    return (await this.db.selectFrom('channels').select('id').execute()).map((r) => r.id);
+  }
+
   async knownChannels(channelIds: readonly string[]): Promise<Set<string>> {
     const ids = [...new Set(channelIds)];
     if (ids.length === 0) return new Set();
@@ -395,8 +399,18 @@ export class KyselyDocumentStore implements DocumentStore {
     return r.rows.map((x) => ({ tag: x.tag, count: Number(x.count) }));
   }
 
-  async entityCounts(q: { channelId?: string; limit: number }): Promise<{ name: string; count: number }[]> {
-    const where = q.channelId === undefined ? sql`true` : sql`channel_id = ${q.channelId}`;
+  async entityCounts(q: {
+    channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
+    limit: number;
+  }): Promise<{ name: string; count: number }[]> {
+    const where = sql.join(
+      [
+        q.channelId === undefined ? sql`true` : sql`channel_id = ${q.channelId}`,
+        q.channels === undefined ? sql`true` : sql`channel_id = any(${[...q.channels]}::text[])`,
+      ],
+      sql` and `,
+    );
     const r = await sql<{ name: string; count: number }>`select e as name, count(*)::int as count
       from memories, unnest(entity_tags) e where ${where} group by e order by count desc, e limit ${q.limit}`.execute(
       this.db,

@@ -174,6 +174,8 @@ export interface DocumentStore {
   listChannels(): Promise<ChannelView[]>;
   /** null when unknown. */
   getChannel(channelId: string): Promise<ChannelDetailView | null>;
+  /** Every channel id the store has a row for, in no order (a restricted caller's visible set is cut from it). */
+  channelIds(): Promise<string[]>;
   /** Which of `channelIds` the store has a channel row for (imported or synced at least once); one cheap read. */
   knownChannels(channelIds: readonly string[]): Promise<Set<string>>;
   /**
@@ -207,7 +209,12 @@ export interface DocumentStore {
   getMemory(id: string): Promise<MemoryDetailView | null>;
   getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>>;
   topicCounts(channelId: string): Promise<{ tag: string; count: number }[]>;
-  entityCounts(q: { channelId?: string | undefined; limit: number }): Promise<{ name: string; count: number }[]>;
+  /** Entity tags by how many facts carry them; `channels` bounds the count to those channels (a caller's visible set). */
+  entityCounts(q: {
+    channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
+    limit: number;
+  }): Promise<{ name: string; count: number }[]>;
   counts(): Promise<{ channels: number; messages: number; facts: number }>;
   /** Fact quality figures (spec "Metrics" quality): mean quality_score, high-importance facts, decisions. */
   qualityStats(): Promise<{ avgQualityScore: number; highImportanceFacts: number; decisionCount: number }>;

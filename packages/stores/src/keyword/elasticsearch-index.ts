@@ -404,6 +404,7 @@ const filters = (q: KeywordQuery): Query[] => {
   const lower = (xs: string[]) => xs.map((x) => x.toLowerCase());
   const out: Query[] = [];
   if (q.channelId !== null) out.push({ term: { channel_id: q.channelId } });
+  if (f.channels) out.push({ terms: { channel_id: [...f.channels] } }); // empty terms: matches nothing
   if (f.factTypes?.length) out.push({ terms: { fact_type: f.factTypes } });
   if (f.importance?.length) out.push({ terms: { importance: f.importance } });
   if (f.topics?.length) out.push({ terms: { topic_tags: lower(f.topics) } }); // stored as given, like Postgres

@@ -112,6 +112,28 @@ for (const [name, factory] of Object.entries(open)) {
       );
     });
 
+    // docs/access.md "What a caller sees": a restricted caller's search reads its visible channels only.
+    it('filters.channels bounds hits, totals, facets and counts to those channels; empty: nothing', async () => {
+      const q = { query: 'postgresql', channelId: null, limit: 10, facets: ['fact_type'] as 'fact_type'[] };
+      const onlyOther = await index.search({ ...q, filters: { channels: [other] } });
+      expect(onlyOther.hits.map((h) => h.factId)).toEqual([docs[3]!.factId]);
+      expect(onlyOther.total).toBe(1);
+      expect(onlyOther.facets).toEqual({ fact_type: { observation: 1 } });
+      const onlyCh = await index.search({ ...q, filters: { channels: [ch], factTypes: ['decision'] } });
+      expect(onlyCh.hits.map((h) => h.factId)).toEqual([docs[0]!.factId]);
+      expect((await index.search({ ...q, filters: { channels: [] } })).total).toBe(0);
+      // A named channel outside the set: nothing.
+      expect((await index.search({ ...q, channelId: ch, filters: { channels: [other] } })).total).toBe(0);
+      // Included facts of other channels are not counted either.
+      const counted = await index.count({
+        query: 'postgresql',
+        channelId: null,
+        include: [docs[1]!.factId],
+        filters: { channels: [other] },
+      });
+      expect(counted.total).toBe(1);
+    });
+
     it('tolerates typos when fuzzy, and not otherwise', async () => {
       expect((await index.search({ query: 'consumrs nighlty', channelId: ch, limit: 10 })).total).toBe(0);
       const r = await index.search({

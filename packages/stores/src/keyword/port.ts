@@ -23,6 +23,12 @@ export interface KeywordDoc extends FactFilterFields {
 
 /** Filters of the spec's search body ("Search": filters). Arrays match any of their values. */
 export interface KeywordFilters {
+  /**
+   * The channels a search may read (a restricted caller's visible channels, docs/access.md "What a caller sees"):
+   * facts of other channels never match, are never counted and never enter a facet. Absent: every channel; empty:
+   * nothing matches. Not a spec filter: the API sets it from the caller, never from the body.
+   */
+  channels?: readonly string[] | undefined;
   factTypes?: string[] | undefined;
   importance?: string[] | undefined;
   topics?: string[] | undefined;

@@ -145,6 +145,7 @@ export class PgVectorStore implements VectorStore {
   }
 
   async search(q: VectorQuery): Promise<{ factId: string; score: number }[]> {
+    if (q.channelId !== null && q.filters?.channels && !q.filters.channels.includes(q.channelId)) return [];
     if (this.maxInMemory > 0 && q.channelId !== null) {
       const matrix = await this.matrix(q.channelId);
       if (matrix) return matrix.search(q.vector, q.model, q.limit, q.filters);
@@ -175,7 +176,7 @@ export class PgVectorStore implements VectorStore {
    */
   async matches(q: VectorQuery & { minScore: number }): Promise<{ factId: string; score: number }[]> {
     if (q.limit <= 0) return [];
-    const inMemory = await this.matricesFor(q.channelId);
+    const inMemory = await this.matricesFor(q.channelId, q.filters?.channels);
     if (inMemory) {
       const hits = inMemory.flatMap((m) =>
         m.search(q.vector, q.model, Number.POSITIVE_INFINITY, q.filters).filter((h) => h.score >= q.minScore),
@@ -249,19 +250,29 @@ export class PgVectorStore implements VectorStore {
   /**
    * The in-memory matrices that hold every vector of `channelId` (null: of every channel), or null when the memory
    * index is off or they do not fit its budget (then the caller reads SQL). Across channels, the channels' sizes are
-   * read first (one grouped count) and every matrix is loaded when their sum fits.
+   * read first (one grouped count) and every matrix is loaded when their sum fits; `channels` (KeywordFilters.channels)
+   * leaves out the matrices of other channels.
    */
-  private async matricesFor(channelId: string | null): Promise<ChannelMatrix[] | null> {
+  private async matricesFor(
+    channelId: string | null,
+    channels?: readonly string[] | undefined,
+  ): Promise<ChannelMatrix[] | null> {
     if (this.maxInMemory <= 0) return null;
+    if (channelId !== null && channels && !channels.includes(channelId)) return [];
     if (channelId !== null) {
       const m = await this.matrix(channelId);
       return m ? [m] : null;
     }
-    const sizes = await sql<{ channel_id: string; n: number }>`select channel_id, count(*)::int as n from ${this.table}
+    const counted = await sql<{
+      channel_id: string;
+      n: number;
+    }>`select channel_id, count(*)::int as n from ${this.table}
       group by channel_id`.execute(this.db);
-    if (sizes.rows.reduce((n, r) => n + Number(r.n), 0) > this.maxInMemory) return null;
+    const allowed = channels ? new Set(channels) : null;
+    const rows = allowed ? counted.rows.filter((r) => allowed.has(r.channel_id)) : counted.rows;
+    if (rows.reduce((n, r) => n + Number(r.n), 0) > this.maxInMemory) return null;
     const out: ChannelMatrix[] = [];
-    for (const r of sizes.rows) {
+    for (const r of rows) {
       const m = await this.matrix(r.channel_id);
       if (!m) return null;
       out.push(m);

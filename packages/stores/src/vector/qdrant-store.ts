@@ -237,6 +237,8 @@ const hypot = (v: readonly number[]): number => Math.sqrt(v.reduce((s, x) => s +
 const conditions = (channelId: string | null, model: string, f: KeywordFilters = {}): Condition[] => {
   const out: Condition[] = [{ key: 'model', match: { value: model } }];
   if (channelId !== null) out.push({ key: 'channel_id', match: { value: channelId } });
+  // An empty `any` matches nothing in Qdrant only by accident of version: say so with an impossible channel id.
+  if (f.channels) out.push({ key: 'channel_id', match: { any: f.channels.length ? [...f.channels] : [''] } });
   if (f.factTypes?.length) out.push({ key: 'fact_type', match: { any: f.factTypes } });
   if (f.importance?.length) out.push({ key: 'importance', match: { any: f.importance } });
   if (f.topics?.length) out.push({ key: 'topic_tags', match: { any: f.topics.map((t) => t.toLowerCase()) } });

@@ -139,6 +139,26 @@ for (const [name, factory] of Object.entries(open)) {
       expect(await store.matches({ ...q, model: 'another-model', limit: 100, minScore: 0 })).toEqual([]);
     });
 
+    // docs/access.md "What a caller sees": a restricted caller's vector search reads its visible channels only.
+    it('filters.channels bounds search and matches to those channels, across channels or in one; empty: nothing', async () => {
+      const other = freshChannelId();
+      const stranger = point(other, 9, [1, 0.01, 0, 0]);
+      await store.replaceForMessages([{ messageId: stranger.messageId, points: [stranger] }]);
+      const q = { channelId: null, vector: unit([1, 0.05, 0, 0]), model: 'test-model' };
+      const all = await store.matches({ ...q, limit: 100, minScore: 0.9 });
+      expect(all.map((h) => h.factId)).toContain(stranger.factId);
+      const mine = await store.matches({ ...q, limit: 100, minScore: 0.9, filters: { channels: [ch] } });
+      expect(mine.map((h) => h.factId)).toEqual([pts[0]!.factId, pts[1]!.factId]);
+      const theirs = await store.search({ ...q, limit: 10, filters: { channels: [other] } });
+      expect(theirs.map((h) => h.factId)).toEqual([stranger.factId]);
+      expect(await store.matches({ ...q, limit: 100, minScore: 0, filters: { channels: [] } })).toEqual([]);
+      expect(await store.search({ ...q, channelId: ch, limit: 10, filters: { channels: [other] } })).toEqual([]);
+      expect(
+        await store.matches({ ...q, channelId: ch, limit: 10, minScore: 0, filters: { channels: [other] } }),
+      ).toEqual([]);
+      await store.deleteChannel(other);
+    });
+
     it('gives the stored unit vectors of given facts (absent facts left out)', async () => {
       const vs = await store.vectorsOf([pts[0]!.factId, pts[1]!.factId, deterministicId('vec-test', ch, 'none')]);
       expect([...vs.keys()].sort()).toEqual([pts[0]!.factId, pts[1]!.factId].sort());

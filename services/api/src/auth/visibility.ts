@@ -1,5 +1,5 @@
 import { AtlasError, type ChannelAccessView, type Principal } from '@atlas/core';
-import type { ConnectionStore } from '@atlas/stores';
+import type { ConnectionStore, DocumentStore } from '@atlas/stores';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { unknownChannel } from '../routes/known-channel.js';
 
@@ -9,6 +9,8 @@ export interface VisibilityPorts {
   access?: ChannelAccessView | null;
   /** The connections' saved channel lists (a key scoped to connections sees their channels). */
   connections?: Pick<ConnectionStore, 'channels'> | null;
+  /** Every channel id Atlas holds: a restricted caller's visible set is cut from it (FILTERED_ACROSS_CHANNELS). */
+  documents?: Pick<DocumentStore, 'channelIds'> | null;
 }
 
 /** Which channels a principal sees: `null` every channel, else a predicate over channel ids. */
@@ -18,6 +20,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The channels the caller may see (visibility.ts), computed once per request by the visibility hook. */
     channelFilter: ChannelFilter;
+    /**
+     * A restricted caller's visible channels on a route that reads across channels and filters by them
+     * (FILTERED_ACROSS_CHANNELS) when no channel is named; null: no bound (an unrestricted caller, or a named channel).
+     */
+    visibleChannels: readonly string[] | null;
   }
 }
 
@@ -57,6 +64,18 @@ const CROSS_CHANNEL_OK = new Set([
   'POST /api/ask/feedback',
 ]);
 
+/**
+ * Routes a restricted caller may call without naming a channel that bound every read to its visible channels
+ * (request.visibleChannels): search (results, total, facets), ask (retrieval, citations, the cached wiki's answer)
+ * and the entity tags' counts.
+ */
+const FILTERED_ACROSS_CHANNELS = new Set([
+  'POST /api/search',
+  'POST /api/ask',
+  'POST /api/ask/upload',
+  'GET /api/memories/entities',
+]);
+
 const channelIdsOf = (r: FastifyRequest): string[] => {
   const ids: string[] = [];
   for (const src of [r.params, r.query, r.body])
@@ -72,14 +91,17 @@ const channelIdsOf = (r: FastifyRequest): string[] => {
  * validation (preHandler):
  * - a `channel_id` in the path, query or body that the caller may not see is 404 NOT_FOUND, the very body an unknown
  *   channel gets (docs/conventions.md), so a hidden channel's existence does not leak;
- * - a restricted caller (a key scope, or private channels hidden from its identity) must name a channel on routes that
- *   read across channels (400 INVALID_REQUEST), except the CROSS_CHANNEL_OK routes: counts, facets and cards over
- *   every channel would include hidden ones;
+ * - on search, ask and the entity counts (FILTERED_ACROSS_CHANNELS) a restricted caller (a key scope, or private
+ *   channels hidden from its identity) that names no channel reads its visible channels only (request.visibleChannels);
+ * - on the other routes that read across channels it must name a channel (400 INVALID_REQUEST, details.reason
+ *   `channel_required`), except the CROSS_CHANNEL_OK routes: counts, facets and cards over every channel would
+ *   include hidden ones;
  * - a single object answered with a `channel_id` the caller may not see becomes 404 (a memory, a page, a session by
  *   id), and the channel list `GET /api/channels` keeps only visible channels.
  */
 export const registerVisibility = (app: FastifyInstance, ports: VisibilityPorts): void => {
   app.decorateRequest('channelFilter', null);
+  app.decorateRequest('visibleChannels', null);
   app.addHook('preHandler', async (request) => {
     const route = request.routeOptions.url;
     if (!route) return;
@@ -89,6 +111,10 @@ export const registerVisibility = (app: FastifyInstance, ports: VisibilityPorts)
     const ids = channelIdsOf(request);
     for (const id of ids) if (!filter(id)) throw unknownChannel(id);
     const key = `${request.method} ${route}`;
+    if (ids.length === 0 && FILTERED_ACROSS_CHANNELS.has(key)) {
+      request.visibleChannels = ((await ports.documents?.channelIds()) ?? []).filter(filter);
+      return;
+    }
     if (ids.length === 0 && !CROSS_CHANNEL_OK.has(key) && !route.startsWith('/api/admin/'))
       throw new AtlasError(
         'INVALID_REQUEST',

@@ -207,6 +207,7 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
       answerAsk(askPorts, {
         body: parsed.data,
         channelId,
+        channels: request.visibleChannels ?? undefined, // a restricted caller's visible channels (visibility.ts)
         owner: sessionOwner(request),
         attachments,
         signal: abort.signal,

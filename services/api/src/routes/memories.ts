@@ -63,9 +63,10 @@ export const memoryRoutes: FastifyPluginAsync<MemoryRoutesOptions> = async (root
     channel_id: z.string().min(1).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(100),
   });
-  app.get('/api/memories/entities', { schema: { querystring: EntitiesQuery } }, async ({ query }) => {
+  app.get('/api/memories/entities', { schema: { querystring: EntitiesQuery } }, async ({ query, visibleChannels }) => {
     await known(query.channel_id);
-    return { entities: await documents.entityCounts({ channelId: query.channel_id, limit: query.limit }) };
+    const channels = visibleChannels ?? undefined; // a restricted caller: its visible channels only (visibility.ts)
+    return { entities: await documents.entityCounts({ channelId: query.channel_id, channels, limit: query.limit }) };
   });
 
   app.get(

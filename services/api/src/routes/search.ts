@@ -13,8 +13,9 @@ export type SearchRoutesOptions = SearchPorts & { documents: KnownChannelPorts['
 export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
   const known = channelCheck(ports);
-  app.post('/api/search', { schema: { body: SearchBody } }, async ({ body }) => {
+  app.post('/api/search', { schema: { body: SearchBody } }, async ({ body, visibleChannels }) => {
     await known(body.channel_id);
-    return searchMemories(ports, body);
+    // A restricted caller searching every channel searches its visible channels (visibility.ts): results, total, facets.
+    return searchMemories(ports, body, visibleChannels ?? undefined);
   });
 };
