@@ -57,7 +57,6 @@ const crossChannelCalls: [string, string, object?][] = [
   ['GET', '/api/graph/entities'],
   ['GET', '/api/graph/relationships'],
   ['GET', '/api/graph/decisions'],
-  ['GET', '/api/graph/entities/cards'],
   ['GET', '/api/wiki/metadata'],
   ['GET', '/api/sync/history'],
   ['GET', '/api/sync/status'],
@@ -194,6 +193,74 @@ describe('no leak between private channels (Slack emulator, olake #help and #gen
       expect(cited.length).toBeGreaterThan(0);
       expect(new Set(cited.map((c) => c.channel))).toEqual(new Set([names.get(own)]));
     }
+  }, 180_000);
+
+  it('the graph and wiki entity pages across channels show only the caller’s channels', async () => {
+    type Card = { entity_id: string; entity_name: string; fact_count: number };
+    const cards: Card[] = (await h.call('GET', '/api/graph/entities/cards?limit=200')).body;
+    // An entity mentioned in both channels: its card, seen by the admin, spans both.
+    let shared: { card: Card; full: { channel_ids: string[]; fact_count: number; entity_name: string } } | undefined;
+    for (const card of cards) {
+      const full = (await h.call('GET', `/api/graph/entities/${encodeURIComponent(card.entity_name)}/card`)).body;
+      if (full.channel_ids?.length === 2) {
+        shared = { card, full };
+        break;
+      }
+    }
+    expect(shared, 'an entity of both channels').toBeDefined();
+    const name = encodeURIComponent(shared!.full.entity_name);
+    for (const [key, own] of [
+      [aliceKey, HELP],
+      [bobKey, GENERAL],
+    ] as const) {
+      const list = await h.call('GET', '/api/graph/entities/cards?limit=200', undefined, as(key));
+      expect(list.status).toBe(200);
+      const mine = list.body.find((c: Card) => c.entity_name === shared!.full.entity_name);
+      expect(mine.fact_count).toBeLessThan(shared!.full.fact_count);
+      const card = await h.call('GET', `/api/graph/entities/${name}/card`, undefined, as(key));
+      expect(card.status).toBe(200);
+      expect(card.body.channel_ids).toEqual([own]);
+      expect(card.body.fact_count).toBe(mine.fact_count);
+      // The entity of the other channel answers as an unknown entity; the own one is served.
+      const other = (await h.call('GET', `/api/graph/entities/${card.body.entity_id}`)).body;
+      expect(other.channel_id).toBe(own);
+      const sub = await h.call('GET', `/api/graph/subgraph?entities=${name}&depth=2`, undefined, as(key));
+      expect(sub.status).toBe(200);
+      expect(sub.body.nodes.length).toBeGreaterThan(0);
+      expect(sub.body.nodes.every((n: { channel_id: string }) => n.channel_id === own)).toBe(true);
+      const page = await h.call(
+        'GET',
+        `/api/wiki/entities/${card.body.entity_type}/${card.body.entity_id}`,
+        undefined,
+        as(key),
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.restricted).toBe(true);
+      expect(page.body.content).toContain('Restricted:');
+      expect(page.body.card.channel_ids).toEqual([own]);
+      const adminPage = await h.call('GET', `/api/wiki/entities/${card.body.entity_type}/${card.body.entity_id}`);
+      expect(adminPage.body.restricted).toBe(false);
+    }
+    // Each member's entity of the shared name is unknown to the other member, exactly as an unknown id.
+    const aliceCard = (await h.call('GET', `/api/graph/entities/${name}/card`, undefined, as(aliceKey))).body;
+    const hidden = await h.call('GET', `/api/graph/entities/${aliceCard.entity_id}`, undefined, as(bobKey));
+    const unknown = await h.call(
+      'GET',
+      '/api/graph/entities/00000000-0000-4000-8000-000000000000',
+      undefined,
+      as(bobKey),
+    );
+    expect(hidden.status).toBe(404);
+    expect(JSON.stringify(hidden.body).replaceAll(aliceCard.entity_id, 'X')).toBe(
+      JSON.stringify(unknown.body).replaceAll('00000000-0000-4000-8000-000000000000', 'X'),
+    );
+    const neighbors = await h.call(
+      'GET',
+      `/api/graph/entities/${aliceCard.entity_id}/neighbors`,
+      undefined,
+      as(bobKey),
+    );
+    expect(neighbors.status).toBe(404);
   }, 180_000);
 
   it('the bot, acting for a member, sees only what that member may see', async () => {

@@ -773,6 +773,21 @@ for (const [name, factory] of Object.entries(open)) {
       const all = await store.entityGroups({ type: 'Technology', limit: 10_000 });
       expect(all.filter((g) => g.key === `kafka ${tag}`)).toHaveLength(1);
       expect(all.every((g) => g.type === 'Technology')).toBe(true);
+      // A restricted caller's visible channels: nothing of the others in a group, its ids, channels or fact count.
+      const onlyC2 = await store.entityGroups({ channelId: c2, channels: [c2], limit: 10 });
+      expect(onlyC2.find((g) => g.type === 'Technology')).toMatchObject({
+        type: 'Technology',
+        name: `kafka-${tag}`,
+        entity_ids: [entityUuid(c2, 'Technology', kafka)],
+        channel_ids: [c2],
+        fact_count: 1,
+      });
+      const seenFromC1 = await store.entityGroups({ channels: [c1], limit: 10_000 });
+      expect(seenFromC1.filter((g) => g.key === `kafka ${tag}`).map((g) => `${g.type}/${g.fact_count}`)).toEqual([
+        'Technology/2',
+      ]);
+      expect(seenFromC1.every((g) => g.channel_ids.every((c) => c === c1) || !g.key.endsWith(tag))).toBe(true);
+      expect(await store.entityGroups({ channels: [], limit: 10 })).toEqual([]);
     });
 
     it('deleteChannel removes a channel’s entities and relationships only, and returns the counts', async () => {

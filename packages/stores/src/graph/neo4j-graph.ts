@@ -334,6 +334,7 @@ export class Neo4jGraphStore implements GraphStore {
    */
   async entityGroups(q: {
     channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
     type?: EntityType | undefined;
     limit: number;
   }): Promise<EntityGroup[]> {
@@ -342,12 +343,13 @@ export class Neo4jGraphStore implements GraphStore {
         tx,
         `MATCH (k:Entity {ns: $ns})
          WHERE ($c IS NULL OR k.channel_id = $c) AND ($type IS NULL OR k.type = $type)
+           AND ($cs IS NULL OR k.channel_id IN $cs)
          WITH DISTINCT k.type AS type, k.norm AS norm
-         MATCH (e:Entity {ns: $ns, norm: norm}) WHERE e.type = type
+         MATCH (e:Entity {ns: $ns, norm: norm}) WHERE e.type = type AND ($cs IS NULL OR e.channel_id IN $cs)
          RETURN e.id AS id, e.type AS type, e.norm AS norm, e.name AS name, e.channel_id AS channel_id,
                 e.mention_count AS mentions, e.message_ts AS first, e.source_fact_ids AS facts,
                 e.last_mentioned_at AS last`,
-        { ns: this.namespace, c: q.channelId ?? null, type: q.type ?? null },
+        { ns: this.namespace, c: q.channelId ?? null, cs: q.channels ? [...q.channels] : null, type: q.type ?? null },
       ),
     );
     return entityGroupsOf(rows, q.limit);

@@ -175,9 +175,14 @@ export interface GraphStore {
    */
   commonNeighbors(groups: readonly (readonly string[])[]): Promise<Subgraph>;
 
-  /** Entity groups (cards) across channels, most facts first; optional channel and type filters. */
+  /**
+   * Entity groups (cards) across channels, most facts first; optional channel and type filters. `channels` (a
+   * restricted caller's visible channels) leaves every entity and fact of other channels out of the groups, their
+   * entity_ids, channel_ids and fact_count.
+   */
   entityGroups(q: {
     channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
     type?: EntityType | undefined;
     limit: number;
   }): Promise<EntityGroup[]>;

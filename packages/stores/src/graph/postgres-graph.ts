@@ -335,11 +335,16 @@ export class PostgresGraphStore implements GraphStore {
   /** Entity cards: entities grouped by (type, normalised name) across channels; see the class docstring. */
   async entityGroups(q: {
     channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
     type?: EntityType | undefined;
     limit: number;
   }): Promise<EntityGroup[]> {
     const filters: RawBuilder<unknown>[] = [sql`true`];
     if (q.channelId !== undefined) filters.push(sql`channel_id = ${q.channelId}`);
+    // The channels a restricted caller sees: groups, their entities and their facts only from these.
+    const visible = (col: RawBuilder<unknown>) =>
+      q.channels ? sql`${col} = any(${[...q.channels]}::text[])` : sql`true`;
+    filters.push(visible(sql.ref('channel_id')));
     if (q.type) filters.push(sql`type = ${q.type}`);
     const r = await this.guard(() =>
       sql<{
@@ -357,9 +362,10 @@ export class PostgresGraphStore implements GraphStore {
           array_agg(e.id::text order by e.mention_count desc, e.message_ts, e.id) as entity_ids,
           array_agg(distinct e.channel_id) as channel_ids,
           (select count(distinct f)::int from graph_entities x cross join unnest(x.source_fact_ids) f
-            where x.type = e.type and x.norm = e.norm) as fact_count,
+            where x.type = e.type and x.norm = e.norm and ${visible(sql.ref('x.channel_id'))}) as fact_count,
           max(e.last_mentioned_at) as last_mentioned_at
         from graph_entities e join keys k on k.type = e.type and k.norm = e.norm
+        where ${visible(sql.ref('e.channel_id'))}
         group by e.type, e.norm
         order by fact_count desc, last_mentioned_at desc, e.norm collate "C", e.type
         limit ${Math.max(0, Math.floor(q.limit))}`.execute(this.db),

@@ -66,14 +66,25 @@ const CROSS_CHANNEL_OK = new Set([
 
 /**
  * Routes a restricted caller may call without naming a channel that bound every read to its visible channels
- * (request.visibleChannels): search (results, total, facets), ask (retrieval, citations, the cached wiki's answer)
- * and the entity tags' counts.
+ * (request.visibleChannels): search (results, total, facets), ask (retrieval, citations, the cached wiki's answer),
+ * the entity tags' counts and the graph's cross-channel reads.
  */
 const FILTERED_ACROSS_CHANNELS = new Set([
   'POST /api/search',
   'POST /api/ask',
   'POST /api/ask/upload',
   'GET /api/memories/entities',
+  // The graph: cards aggregated over visible channels; an entity, its neighbours, subgraphs, paths and common
+  // neighbours only of visible channels (an entity of another channel is 404 as an unknown one).
+  'GET /api/graph/entities/cards',
+  'GET /api/graph/entities/:ref',
+  'GET /api/graph/entities/:ref/neighbors',
+  'GET /api/graph/entities/:ref/card',
+  'GET /api/graph/subgraph',
+  'GET /api/graph/path',
+  'GET /api/graph/common-neighbors',
+  // A wiki entity page: its card over visible channels, and a restricted section when it is mentioned elsewhere.
+  'GET /api/wiki/entities/:entity_type/:entity_id',
 ]);
 
 const channelIdsOf = (r: FastifyRequest): string[] => {

@@ -224,4 +224,6 @@ export const WikiEntityPageSchema = z.strictObject({
   last_updated: Timestamp,
   citations: z.array(WikiCitationSchema),
   card: orNull(EntityCardSchema),
+  /** Ours (docs/access.md): mentions in channels the caller cannot see are left out; always false for admins. */
+  restricted: z.boolean(),
 });

@@ -79,21 +79,40 @@ const graphView = (g: Subgraph) => ({
   edges: g.edges.map(edgeView),
 });
 
+/** `g` without nodes of channels outside `visible` and the edges that touch them; `g` itself when unrestricted. */
+const visibleGraph = (g: Subgraph, visible: ReadonlySet<string> | null): Subgraph => {
+  if (!visible) return g;
+  const nodes = g.nodes.filter((n) => visible.has(n.channel_id));
+  const ids = new Set(nodes.map((n) => n.id));
+  return { nodes, edges: g.edges.filter((e) => ids.has(e.source_id) && ids.has(e.target_id)) };
+};
+
+/** The visible channels of a request as a set (visibility.ts), null for an unrestricted caller. */
+const visibleOf = (r: { visibleChannels: readonly string[] | null }): ReadonlySet<string> | null =>
+  r.visibleChannels ? new Set(r.visibleChannels) : null;
+
 /** staleness_score in [0, 1): 0 when mentioned now, 0.5 after STALENESS_HALF_LIFE_DAYS, towards 1 after. */
 export const stalenessScore = (lastMentionedAt: string, now = Date.now()): number => {
   const days = Math.max(0, (now - Date.parse(lastMentionedAt)) / 86_400_000);
   return Math.round((1 - 0.5 ** (days / STALENESS_HALF_LIFE_DAYS)) * 1000) / 1000;
 };
 
-/** The entities a list of names resolves to (one group of ids per name); 404 naming the first unknown one. */
+/**
+ * The entities a list of names resolves to (one group of ids per name); 404 naming the first unknown one. `visible`
+ * (a restricted caller's channels): entities of other channels are unknown. Relationships join entities of one
+ * channel, so traversals from these seeds stay in visible channels (visibleGraph checks it again).
+ */
 const resolveNames = async (
   graph: GraphStore,
   names: readonly string[],
   channelId: string | undefined,
+  visible: ReadonlySet<string> | null = null,
 ): Promise<string[][]> => {
   const groups: string[][] = [];
   for (const name of names) {
-    const found = await graph.findEntities({ names: [name], channelId });
+    const found = (await graph.findEntities({ names: [name], channelId })).filter(
+      (e) => !visible || visible.has(e.channel_id),
+    );
     if (found.length === 0) throw notFound('entity', name);
     groups.push(found.map((e) => e.id));
   }
@@ -106,7 +125,8 @@ const resolveNames = async (
  * cluster_ids: the wiki clusters (current assignment, WikiStore.clusterIdsOf) of its facts, sorted; facts not yet
  * clustered add none. related_entities: {name, type, relationship} of the OTHER end of each relationship touching
  * one of its entities (GraphStore.incidentRelationships), one entry per (name, type, relationship), most confident
- * first, at most 20.
+ * first, at most 20. `visible` (a restricted caller's channels): the card is made of the entities of those channels
+ * only (their facts, relationships, channels and counts); none there → null, as for an unknown name.
  */
 export const entityCard = async (
   graph: GraphStore,
@@ -114,8 +134,9 @@ export const entityCard = async (
   wiki: Pick<WikiStore, 'clusterIdsOf'>,
   name: string,
   now = Date.now(),
+  visible: ReadonlySet<string> | null = null,
 ) => {
-  const found = await graph.findEntities({ names: [name] });
+  const found = (await graph.findEntities({ names: [name] })).filter((e) => !visible || visible.has(e.channel_id));
   if (found.length === 0) return null;
   const groups = new Map<string, GraphEntity[]>();
   for (const e of found) {
@@ -269,11 +290,12 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
         }),
       },
     },
-    async ({ query }) => {
+    async ({ query, visibleChannels }) => {
       await known(query.channel_id);
       const now = Date.now();
       const groups = await graph.entityGroups({
         channelId: query.channel_id,
+        channels: visibleChannels ?? undefined, // a restricted caller's channels only (visibility.ts)
         type: query.entity_type,
         limit: query.limit,
       });
@@ -294,9 +316,16 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
     },
   );
 
-  app.get('/api/graph/entities/:ref', { schema: { params: z.object({ ref: z.string() }) } }, async ({ params }) => {
-    const e = await graph.getEntity(params.ref);
-    if (!e) throw notFound('entity', params.ref);
+  /** The entity `ref` when the caller may see its channel; else 404, as for an unknown entity. */
+  const visibleEntity = async (ref: string, visible: ReadonlySet<string> | null) => {
+    const e = await graph.getEntity(ref);
+    if (!e || (visible && !visible.has(e.channel_id))) throw notFound('entity', ref);
+    return e;
+  };
+
+  app.get('/api/graph/entities/:ref', { schema: { params: z.object({ ref: z.string() }) } }, async (request) => {
+    const { params } = request;
+    const e = await visibleEntity(params.ref, visibleOf(request));
     return entityView(e, true);
   });
 
@@ -308,9 +337,14 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
         querystring: z.object({ depth: Limit(1, 3), limit: Limit(50, 200) }),
       },
     },
-    async ({ params, query }) => {
-      if (!(await graph.getEntity(params.ref))) throw notFound('entity', params.ref);
-      const g = await graph.neighborhood([params.ref], { depth: query.depth, limit: query.limit });
+    async (request) => {
+      const { params, query } = request;
+      const visible = visibleOf(request);
+      await visibleEntity(params.ref, visible);
+      const g = visibleGraph(
+        await graph.neighborhood([params.ref], { depth: query.depth, limit: query.limit }),
+        visible,
+      );
       return { nodes: g.nodes.map((n) => ({ id: n.id, name: n.name, type: n.type })), edges: g.edges.map(edgeView) };
     },
   );
@@ -318,8 +352,9 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
   app.get(
     '/api/graph/entities/:ref/card',
     { schema: { params: z.object({ ref: z.string().min(1) }) } },
-    async ({ params }) => {
-      const card = await entityCard(graph, documents, ports.wiki, params.ref);
+    async (request) => {
+      const { params } = request;
+      const card = await entityCard(graph, documents, ports.wiki, params.ref, Date.now(), visibleOf(request));
       if (!card) throw notFound('entity', params.ref);
       return card;
     },
@@ -384,10 +419,13 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
         }),
       },
     },
-    async ({ query }) => {
+    async (request) => {
+      const { query } = request;
+      const visible = visibleOf(request);
       await known(query.channel_id);
-      const groups = await resolveNames(graph, query.entities, query.channel_id);
-      return graphView(await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit }));
+      const groups = await resolveNames(graph, query.entities, query.channel_id, visible);
+      const g = await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit });
+      return graphView(visibleGraph(g, visible));
     },
   );
 
@@ -403,10 +441,14 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
         }),
       },
     },
-    async ({ query }) => {
+    async (request) => {
+      const { query } = request;
+      const visible = visibleOf(request);
       await known(query.channel_id);
-      const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id);
-      const path = await graph.shortestPath(from!, to!, query.max_depth);
+      const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id, visible);
+      const found = await graph.shortestPath(from!, to!, query.max_depth);
+      // A path through a channel the caller does not see is no path for it (relationships stay within a channel).
+      const path = found && visibleGraph(found, visible).nodes.length === found.nodes.length ? found : null;
       return { ...graphView(path ?? { nodes: [], edges: [] }), length: path ? path.edges.length : null };
     },
   );
@@ -414,12 +456,14 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
   app.get(
     '/api/graph/common-neighbors',
     { schema: { querystring: z.object({ entities: Names, channel_id: z.string().min(1).optional() }) } },
-    async ({ query }) => {
+    async (request) => {
+      const { query } = request;
+      const visible = visibleOf(request);
       if (query.entities.length < 2)
         throw new AtlasError('INVALID_REQUEST', 'common-neighbors needs at least two comma-separated entity names');
       await known(query.channel_id);
-      const groups = await resolveNames(graph, query.entities, query.channel_id);
-      return graphView(await graph.commonNeighbors(groups));
+      const groups = await resolveNames(graph, query.entities, query.channel_id, visible);
+      return graphView(visibleGraph(await graph.commonNeighbors(groups), visible));
     },
   );
 };

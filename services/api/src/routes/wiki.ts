@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AtlasError, notFound, type WikiRefreshRequested } from '@atlas/core';
+import { AtlasError, normalizeEntityName, notFound, type WikiRefreshRequested } from '@atlas/core';
 import type {
   DocumentStore,
   GraphStore,
@@ -410,11 +410,20 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
   app.get(
     '/api/wiki/entities/:entity_type/:entity_id',
     { schema: { params: z.object({ entity_type: z.string().min(1), entity_id: z.string().min(1) }) } },
-    async ({ params }) => {
+    async (request) => {
+      const { params } = request;
+      const visible = request.visibleChannels ? new Set(request.visibleChannels) : null;
       const e = await ports.graph.getEntity(params.entity_id);
-      if (!e || e.type.toLowerCase() !== params.entity_type.toLowerCase())
+      if (!e || e.type.toLowerCase() !== params.entity_type.toLowerCase() || (visible && !visible.has(e.channel_id)))
         throw notFound(`${params.entity_type} entity`, params.entity_id);
-      const card = await entityCard(ports.graph, documents, wiki, e.name);
+      const card = await entityCard(ports.graph, documents, wiki, e.name, Date.now(), visible);
+      // A restricted caller's page says that mentions elsewhere are left out (not where, nor how many).
+      const norm = normalizeEntityName(e.name);
+      const restricted =
+        visible !== null &&
+        (await ports.graph.findEntities({ names: [e.name], type: e.type })).some(
+          (x) => normalizeEntityName(x.name) === norm && !visible.has(x.channel_id),
+        );
       const facts = [...(await documents.getMemories(e.source_fact_ids)).values()].sort((a, b) =>
         a.message_ts.localeCompare(b.message_ts),
       );
@@ -441,6 +450,9 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
         ...(card && card.related_entities.length > 0
           ? ['## Related', '', ...card.related_entities.map((r) => `- ${r.name} (${r.type}, ${r.relationship})`), '']
           : []),
+        ...(restricted
+          ? ['## Elsewhere', '', `*Restricted: ${e.name} is also mentioned in channels you cannot see.*`, '']
+          : []),
       ].join('\n');
       return {
         id: `entity-${e.type.toLowerCase()}-${e.id}`,
@@ -454,6 +466,9 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
         last_updated: e.updated_at,
         citations,
         card,
+        // Our addition (docs/access.md "What a caller sees"): true when mentions in channels the caller cannot see
+        // are left out of this page and its card.
+        restricted,
       };
     },
   );
