@@ -95,6 +95,29 @@ describe('bad input: Slack export', () => {
     expect(err.message).toMatch(/^channels\.json: missing/);
   });
 
+  it.each([
+    ['not an array', { private: [] }, 'expected an array of private channels, got object'],
+    ['an entry without a name', [{ id: 'G1' }], 'channel #0 has no id or name'],
+    ['an entry that is not an object', ['G1'], 'channel #0 has no id or name'],
+    ['members that is not an array', [{ id: 'G1', name: 'aleph', members: 'U1' }], 'channel #0 has members string'],
+    ['a member id that is not a string', [{ id: 'G1', name: 'aleph', members: ['U1', 7] }], 'members[1] number'],
+    ['an empty member id', [{ id: 'G1', name: 'aleph', members: [''] }], 'members[0] an empty string'],
+  ])('a groups.json with %s', async (_what, groups, problem) => {
+    const dir = smallExport();
+    writeFileSync(path.join(dir, 'groups.json'), JSON.stringify(groups));
+    const err = await importFailure(() => planImport(dir));
+    expect(err.details?.file).toBe('groups.json');
+    expect(err.message).toMatch(/^groups\.json: /);
+    expect(String(err.details?.problem)).toContain(problem);
+  });
+
+  it('a groups.json that is not JSON', async () => {
+    const dir = smallExport();
+    writeFileSync(path.join(dir, 'groups.json'), '[{"id": "G1",');
+    const err = await importFailure(() => planImport(dir));
+    expect(err.message).toMatch(/^groups\.json: invalid JSON: /);
+  });
+
   it('the first bad file in order is the one reported', async () => {
     const dir = smallExport();
     writeFileSync(path.join(dir, 'arachne/2018-02-07.json'), '[');

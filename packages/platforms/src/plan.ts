@@ -12,7 +12,8 @@ export interface ImportOptions {
   zipLimits?: ZipLimits;
   /**
    * Called as each file of the export has been read: `read` of `total` files the plan reads (the total is known once
-   * the file listing, or for a Slack export channels.json, has been read; it does not change afterwards).
+   * the file listing, or for a Slack export channels.json and groups.json, has been read; it does not change
+   * afterwards).
    */
   onFileRead?: (read: number, total: number) => void;
 }
@@ -34,8 +35,9 @@ export interface ImportPlan {
   filesRead: number;
   /**
    * Channel access (docs/access.md "Channel access"): by channelId, the member user ids of each private channel whose
-   * export lists them (Slack channels.json `members`); a channel not here is public to the workspace (DiscordChatExporter
-   * lists no members). The import appends them as ChannelMembershipObserved (`source: 'import'`).
+   * export lists them (Slack channels.json `members` of an `is_private` channel), and of every Slack groups.json
+   * channel (`[]` when it lists none: nobody but admins); a channel not here is public to the workspace
+   * (DiscordChatExporter lists no members). The import appends them as ChannelMembershipObserved (`source: 'import'`).
    */
   members: Record<string, string[]>;
 }

@@ -23,25 +23,72 @@ interface ChannelDays {
   files: number;
 }
 
+/**
+ * Parses channels.json: an array of `{id, name, created?, is_private?, members?, num_members?, topic?}`. A channel is
+ * private when `is_private` is true; its `members` (user ids; other entries ignored) are its member list.
+ */
 function parseChannels(file: string, data: unknown): SlackChannel[] {
   if (!Array.isArray(data)) throw importFailed(file, `expected an array of channels, got ${kindOf(data)}`);
   return data.map((c, i) => {
-    const id = nonEmpty(c, 'id');
-    const name = nonEmpty(c, 'name');
-    if (id === undefined || name === undefined) throw importFailed(file, `channel #${i} has no id or name`);
     const memberIds = isObj(c) && Array.isArray(c.members) ? c.members.filter((m) => typeof m === 'string') : undefined;
-    const members = memberIds?.length;
-    const created = num(c, 'created');
-    return {
-      id,
-      name,
-      isPrivate: isObj(c) && c.is_private === true,
-      members: members ?? num(c, 'num_members'),
-      memberIds,
-      topic: nonEmpty(obj(c, 'topic'), 'value') ?? null,
-      createdAt: created !== undefined && created > 0 ? new Date(created * 1000).toISOString() : null,
-    };
+    return channelOf(file, c, i, isObj(c) && c.is_private === true, memberIds);
   });
+}
+
+/**
+ * Parses groups.json (private channels of an export that includes them): an array of `{id, name, created?, members?,
+ * topic?, ...}`, every one private. `members`, when present, must be an array of user id strings; a group without it
+ * is private with no members (nobody but admins sees it). Throws IMPORT_FAILED on anything else.
+ */
+function parseGroups(file: string, data: unknown): SlackChannel[] {
+  if (!Array.isArray(data)) throw importFailed(file, `expected an array of private channels, got ${kindOf(data)}`);
+  return data.map((c, i) => {
+    const raw = isObj(c) ? c.members : undefined;
+    if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
+      throw importFailed(file, `channel #${i} has members ${kindOf(raw)}, not an array of user ids`, { index: i });
+    }
+    const bad = (raw ?? []).findIndex((m) => typeof m !== 'string' || m === '');
+    if (bad >= 0) {
+      const what = raw![bad] === '' ? 'an empty string' : kindOf(raw![bad]);
+      throw importFailed(file, `channel #${i} has members[${bad}] ${what}, not a user id`, { index: i });
+    }
+    const listed = (raw as string[] | null | undefined) ?? undefined;
+    return { ...channelOf(file, c, i, true, listed), memberIds: listed ?? [] };
+  });
+}
+
+/** One channel entry of channels.json or groups.json (`#i` in errors); throws IMPORT_FAILED without id or name. */
+function channelOf(
+  file: string,
+  c: unknown,
+  i: number,
+  isPrivate: boolean,
+  memberIds: string[] | undefined,
+): SlackChannel {
+  const id = nonEmpty(c, 'id');
+  const name = nonEmpty(c, 'name');
+  if (id === undefined || name === undefined) throw importFailed(file, `channel #${i} has no id or name`, { index: i });
+  const created = num(c, 'created');
+  return {
+    id,
+    name,
+    isPrivate,
+    members: memberIds?.length ?? num(c, 'num_members'),
+    memberIds,
+    topic: nonEmpty(obj(c, 'topic'), 'value') ?? null,
+    createdAt: created !== undefined && created > 0 ? new Date(created * 1000).toISOString() : null,
+  };
+}
+
+/**
+ * channels.json's channels, then groups.json's not already listed; a groups.json entry replaces a channels.json one
+ * with the same id (it is private: access fails closed rather than open).
+ */
+function mergeChannels(channels: SlackChannel[], groups: SlackChannel[]): SlackChannel[] {
+  const byId = new Map(groups.map((g) => [g.id, g]));
+  const merged = channels.map((c) => byId.get(c.id) ?? c);
+  const listed = new Set(channels.map((c) => c.id));
+  return [...merged, ...groups.filter((g) => !listed.has(g.id))];
 }
 
 /** Parses one day file: an array of message objects, each with a string `ts`. */
@@ -115,15 +162,19 @@ export async function planSlack(src: ExportSource, opts: ImportOptions = {}): Pr
   }
   const plan = new PlanBuilder('platform_a_export', src.path);
   const rawChannels = await readJson(src, 'channels.json');
-  const channels = parseChannels('channels.json', rawChannels);
+  let channels = parseChannels('channels.json', rawChannels);
   plan.filesRead += 1;
+  if (src.files.includes('groups.json')) {
+    channels = mergeChannels(channels, parseGroups('groups.json', await readJson(src, 'groups.json')));
+    plan.filesRead += 1;
+  }
   let rawUsers: unknown = [];
   if (src.files.includes('users.json')) {
     rawUsers = await readJson(src, 'users.json');
     plan.filesRead += 1;
   }
   const users = parseUsers('users.json', rawUsers);
-  // Files read: channels.json, users.json, then the day files (their number is known once channels.json is).
+  // Files read: channels.json, groups.json, users.json, then the day files (their number is known once those are).
   const total = plan.filesRead + channelDayFiles(src, channels).reduce((n, c) => n + c.files.length, 0);
   let read = plan.filesRead;
   opts.onFileRead?.(read, total);
@@ -158,7 +209,8 @@ function planChannel(plan: PlanBuilder, { channel, messages }: ChannelDays, ctx:
     createdAt: channel.createdAt,
     source: 'import',
   });
-  // Channel access: a private channel's listed members; a public one, or one without a list, is public to the workspace.
+  // Channel access: a private channel's listed members (a groups.json channel without a list: none, so only admins
+  // see it); a public one, or a channels.json private one without a list, is public to the workspace.
   if (channel.isPrivate && channel.memberIds) plan.members(channel.id, channel.memberIds);
   for (const m of mapped) plan.keep(m);
   for (const reason of skipped) plan.skip(channel.id, reason);
@@ -182,11 +234,14 @@ function partition(messages: JsonObject[]): { kept: JsonObject[]; skipped: strin
 }
 
 /**
- * Parses a Slack export (platform_a): a directory or a `.zip` holding `channels.json`, optional `users.json`, and
- * `<channel-name>/<YYYY-MM-DD>.json` arrays of messages (dms/groups/mpims.json and folders not listed in
- * channels.json are ignored). Returns the ImportPlan; keeps messages by the subtype rule (see slack-message.ts).
- * Throws AtlasError IMPORT_FAILED (`details.file` relative to the export root, `details.problem`) when
- * channels.json is missing, a file is not valid JSON, a day file is not an array, or a message has no `ts`.
+ * Parses a Slack export (platform_a): a directory or a `.zip` holding `channels.json`, optional `groups.json` (private
+ * channels: every one private, its `members` the member list; none listed → no members), optional `users.json`, and
+ * `<channel-name>/<YYYY-MM-DD>.json` arrays of messages (dms.json, mpims.json and folders listed in neither
+ * channels.json nor groups.json are ignored). Returns the ImportPlan; keeps messages by the subtype rule (see
+ * slack-message.ts). Throws AtlasError IMPORT_FAILED (`details.file` relative to the export root, `details.problem`)
+ * when channels.json is missing, a file is not valid JSON, channels.json or groups.json is not an array of channels
+ * with id and name (groups.json: `members` not an array of user id strings), a day file is not an array, or a message
+ * has no `ts`.
  */
 export async function parseSlackExport(path: string, opts: ImportOptions = {}): Promise<ImportPlan> {
   const src = await openSource(path, opts);

@@ -1,20 +1,26 @@
 import type { MessageIngested } from '@atlas/core';
 import { REST } from '@discordjs/rest';
-import { PermissionFlagsBits } from 'discord-api-types/v10';
+import { ApplicationFlags, PermissionFlagsBits } from 'discord-api-types/v10';
 import { DISCORD_KEPT_TYPES, mapDiscordMessage, snowflakeTime } from '../discord.js';
 import { arr, isObj, type JsonObject, num, str } from '../json.js';
-import { DISCORD_REQUIRED_PERMISSIONS, discordPlatformError, discordValidationFailure } from './discord-errors.js';
+import {
+  DISCORD_MEMBERS_INTENT_SCOPE,
+  DISCORD_REQUIRED_PERMISSIONS,
+  discordPlatformError,
+  discordValidationFailure,
+} from './discord-errors.js';
 import { basePermissions, channelPermissions, everyoneDenied } from './discord-permissions.js';
 import { reactionEmojiKey, toExportShape } from './discord-shape.js';
 import { type RetrySettings, retrySettings, withRetry } from './retry.js';
-import type {
-  ChannelMembers,
-  ConnectionChannel,
-  FetchOptions,
-  MessagePage,
-  PlatformClient,
-  PlatformClientOptions,
-  ValidationResult,
+import {
+  type ChannelMembers,
+  type ConnectionChannel,
+  type FetchOptions,
+  type MessagePage,
+  type PlatformClient,
+  type PlatformClientOptions,
+  PlatformError,
+  type ValidationResult,
 } from './types.js';
 
 type Route = `/${string}`;
@@ -28,6 +34,16 @@ const PERMISSION_NAMES: [string, bigint][] = [
   ['READ_MESSAGE_HISTORY', PermissionFlagsBits.ReadMessageHistory],
   ['SEND_MESSAGES', PermissionFlagsBits.SendMessages],
 ];
+/**
+ * Application flags of the Server Members Intent: `GatewayGuildMembers` (verified bots, 100+ servers) or
+ * `GatewayGuildMembersLimited` (the Developer Portal toggle, under 100 servers). Either lets the bot list guild members.
+ */
+const MEMBERS_INTENT_FLAGS = ApplicationFlags.GatewayGuildMembers | ApplicationFlags.GatewayGuildMembersLimited;
+
+/** True when the application object (GET /applications/@me) has the Server Members Intent; a missing `flags` is not. */
+export const hasMembersIntent = (application: unknown): boolean =>
+  ((num(application, 'flags') ?? 0) & MEMBERS_INTENT_FLAGS) !== 0;
+
 /** Reply chains are followed at most this many fetched links deep (the importer follows them within the export). */
 const MAX_CHAIN_FETCHES = 50;
 
@@ -63,8 +79,12 @@ export class DiscordClient implements PlatformClient {
   }
 
   /**
-   * GET /users/@me (the bot), GET /guilds/{guild_id}, then the bot member's roles: the guild-level permissions must
-   * include VIEW_CHANNEL and READ_MESSAGE_HISTORY (or ADMINISTRATOR). Never throws (see discordValidationFailure).
+   * GET /users/@me (the bot), GET /guilds/{guild_id}, the bot member's roles, then GET /applications/@me: the
+   * guild-level permissions must include VIEW_CHANNEL and READ_MESSAGE_HISTORY (or ADMINISTRATOR), and the application
+   * must have the privileged Server Members Intent (its `flags`: hasMembersIntent), without which the members of a
+   * private channel cannot be read (listMembers; docs/access.md "Channel access"). Anything missing is
+   * INSUFFICIENT_PERMISSIONS with `required_scopes` naming it (the permission names, `guild.members` for the intent):
+   * the spec's validate answer has no warnings. Never throws (see discordValidationFailure).
    */
   async validate(): Promise<ValidationResult> {
     const { bot_token, guild_id } = this.credentials;
@@ -82,13 +102,23 @@ export class DiscordClient implements PlatformClient {
       const missing = granted.includes('ADMINISTRATOR')
         ? []
         : DISCORD_REQUIRED_PERMISSIONS.filter((p) => !granted.includes(p));
-      if (missing.length > 0) {
+      const intent = hasMembersIntent(await this.get('/applications/@me'));
+      if (missing.length > 0 || !intent) {
+        const problems = [
+          ...(missing.length > 0 ? [`the bot's roles lack ${missing.join(', ')}`] : []),
+          ...(intent
+            ? []
+            : [
+                'the application lacks the Server Members Intent (Developer Portal, Bot, Privileged Gateway Intents): ' +
+                  'without it the members of private channels cannot be read and private channels stay hidden',
+              ]),
+        ];
         return {
           valid: false,
           error: {
             code: 'INSUFFICIENT_PERMISSIONS',
-            message: `the bot's roles lack ${missing.join(', ')}`,
-            required_scopes: missing,
+            message: problems.join('; '),
+            required_scopes: [...missing, ...(intent ? [] : [DISCORD_MEMBERS_INTENT_SCOPE])],
           },
         };
       }
@@ -166,7 +196,8 @@ export class DiscordClient implements PlatformClient {
    * See PlatformClient.listMembers: GET /channels/{id} (its permission_overwrites), GET /guilds/{id} (roles, owner);
    * private = @everyone cannot VIEW_CHANNEL in the channel. For a private channel every guild member (GET
    * /guilds/{id}/members, 1000 a page, `after` the last user id) whose channel permissions (channelPermissions)
-   * include VIEW_CHANNEL. Throws PlatformError.
+   * include VIEW_CHANNEL. Throws PlatformError: a 403 on the member list (the application lacks the Server Members
+   * Intent) is PLATFORM_ERROR, not retriable, saying so.
    */
   async listMembers(channelId: string, opts: { signal?: AbortSignal } = {}): Promise<ChannelMembers> {
     const { guild_id } = this.credentials;
@@ -178,7 +209,15 @@ export class DiscordClient implements PlatformClient {
     const members: string[] = [];
     for (let after = '0'; ; ) {
       const q = new URLSearchParams({ limit: '1000', after });
-      const page = await this.call(`/guilds/${guild_id}/members`, q, opts.signal);
+      const page = await this.call(`/guilds/${guild_id}/members`, q, opts.signal).catch((err: unknown) => {
+        if (!(err instanceof PlatformError) || err.opts.status !== 403) throw err;
+        throw new PlatformError(
+          'PLATFORM_ERROR',
+          `Discord /guilds/:id/members: ${err.opts.platformCode ?? '403'} Missing Access: the application lacks the ` +
+            'Server Members Intent, so the members of a private channel cannot be read',
+          { ...err.opts, retriable: false },
+        );
+      });
       const list = (Array.isArray(page) ? page : []).filter(isObj);
       for (const m of list) {
         const id = str(m.user, 'id');

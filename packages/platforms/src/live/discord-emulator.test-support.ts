@@ -9,6 +9,9 @@ const SEND_MESSAGES = 1n << 11n;
 const READ_MESSAGE_HISTORY = 1n << 16n;
 /** @everyone's and the bot role's default permissions: view, send, read history. */
 export const DISCORD_DEFAULT_PERMISSIONS = VIEW_CHANNEL | SEND_MESSAGES | READ_MESSAGE_HISTORY;
+/** Application flags (GET /applications/@me): GATEWAY_GUILD_MEMBERS_LIMITED, GATEWAY_MESSAGE_CONTENT_LIMITED. */
+const GUILD_MEMBERS_LIMITED = 1 << 15;
+const MESSAGE_CONTENT_LIMITED = 1 << 19;
 const DISCORD_EPOCH = 1420070400000n;
 const TYPE_NUMBERS = new Map([...DISCORD_TYPE_NAMES].map(([n, name]) => [name, n]));
 
@@ -40,12 +43,13 @@ const apiUser = (u: unknown): JsonObject => {
 
 /**
  * A Discord REST v10 emulator (test support) serving a DiscordChatExporter JSON export over node:http
- * on 127.0.0.1: GET /users/@me, /guilds/{id} (`with_counts`), /guilds/{id}/members (list) and /members/{user},
+ * on 127.0.0.1: GET /users/@me, /applications/@me, /guilds/{id} (`with_counts`), /guilds/{id}/members (list) and /members/{user},
  * /guilds/{id}/channels, /channels/{id}, /channels/{id}/messages (before/after/around, limit 1..100, newest first),
  * /channels/{id}/messages/{id}, /channels/{id}/messages/{id}/reactions/{emoji}. Errors carry real statuses and JSON codes (401/0, 403/50001,
  * 404/10003/10004/10008, 429 with `retry_after` and X-RateLimit headers; research note §7, §10). Messages are the
  * export's converted back to API objects (DCE renames reversed, note §12). Faults, the token, the bot's permissions,
- * new/edited/deleted messages, guild roles and members and channel permission overwrites are scriptable after start.
+ * new/edited/deleted messages, guild roles and members, channel permission overwrites and the Server Members Intent
+ * (setMembersIntent) are scriptable after start.
  */
 export class DiscordEmulator {
   /** Base for `new REST({ api })`: `http://127.0.0.1:PORT/api` (no version, no trailing slash). */
@@ -69,6 +73,10 @@ export class DiscordEmulator {
   readonly members = new Map<string, { user: JsonObject; roles: string[] }>();
   /** The guild owner's user id (has every permission). */
   ownerId = '1';
+  /** The application's id (GET /applications/@me). */
+  readonly applicationId = '1300000000000000003';
+  /** Whether the application has the Server Members Intent (setMembersIntent); on by default. */
+  membersIntent = true;
   private readonly faults = new FaultQueue();
   private seq = 0n;
 
@@ -149,6 +157,14 @@ export class DiscordEmulator {
   setPrivate(channelId: string): void {
     const c = this.channels.find((x) => x.id === channelId);
     if (c) this.setOverwrite(channelId, { id: this.guild.id, type: 0, allow: 0n, deny: VIEW_CHANNEL });
+  }
+
+  /**
+   * Switches the application's privileged Server Members Intent: off, GET /applications/@me `flags` lacks
+   * GATEWAY_GUILD_MEMBERS_LIMITED and GET /guilds/{id}/members (the list) is 403 Missing Access (50001), as on Discord.
+   */
+  setMembersIntent(on: boolean): void {
+    this.membersIntent = on;
   }
 
   /** Adds a guild role (`permissions` a bit set; default none) and returns its id. */
@@ -292,11 +308,13 @@ export class DiscordEmulator {
   private route(path: string, q: URLSearchParams): [number, unknown] {
     const seg = path.split('/').filter(Boolean);
     if (path === '/users/@me') return [200, this.bot];
+    if (path === '/applications/@me') return [200, this.application()];
     if (seg[0] === 'guilds') {
       if (seg[1] !== this.guild.id) return [404, { message: 'Unknown Guild', code: 10004 }];
       if (seg.length === 2) return [200, this.guildObject(q.get('with_counts') === 'true')];
       if (seg[2] === 'channels' && seg.length === 3) return [200, this.channels];
-      if (seg[2] === 'members' && seg.length === 3) return this.memberList(q);
+      if (seg[2] === 'members' && seg.length === 3)
+        return this.membersIntent ? this.memberList(q) : [403, { message: 'Missing Access', code: 50001 }];
       if (seg[2] === 'members' && seg.length === 4) {
         const m = this.members.get(seg[3]!);
         if (m) return [200, { ...memberObject(m.user, m.roles) }];
@@ -330,6 +348,22 @@ export class DiscordEmulator {
       }
     }
     return [404, { message: '404: Not Found', code: 0 }];
+  }
+
+  /** GET /applications/@me: the bot's application; `flags` has the Server Members and Message Content intents (Limited). */
+  private application(): JsonObject {
+    const flags = MESSAGE_CONTENT_LIMITED | (this.membersIntent ? GUILD_MEMBERS_LIMITED : 0);
+    return {
+      id: this.applicationId,
+      name: this.bot.username,
+      icon: null,
+      description: '',
+      bot_public: false,
+      bot_require_code_grant: false,
+      verify_key: '0'.repeat(64),
+      flags,
+      bot: this.bot,
+    };
   }
 
   /** GET /guilds/{id}/members: limit 1..1000 (default 1), `after` a user id; by user id ascending; the bot included. */

@@ -44,6 +44,13 @@ export function classifyDiscord(err: unknown): DiscordFailure {
 export const DISCORD_REQUIRED_PERMISSIONS: readonly string[] = ['VIEW_CHANNEL', 'READ_MESSAGE_HISTORY'];
 
 /**
+ * The required scope validation names when the application lacks the privileged Server Members Intent (spec
+ * "Connections": platform_b requires `guild.members`): without it Discord refuses GET /guilds/{id}/members (403
+ * Missing Access), so the members of a private channel cannot be read and private channels fail closed.
+ */
+export const DISCORD_MEMBERS_INTENT_SCOPE = 'guild.members';
+
+/**
  * Maps a failed validation call to spec "Connection validation errors": 401 → INVALID_CREDENTIALS; Unknown Guild
  * (10004, the guild_id of the credentials) → INVALID_CREDENTIALS; 403 Missing Access/Permissions →
  * INSUFFICIENT_PERMISSIONS; 429 → RATE_LIMITED; no answer → NETWORK_ERROR; anything else → PLATFORM_ERROR.

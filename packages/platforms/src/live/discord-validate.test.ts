@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hasMembersIntent } from './discord-client.js';
 import { DISCORD_DEFAULT_PERMISSIONS, DiscordEmulator } from './discord-emulator.test-support.js';
 import { close as closeServer, listen } from './emulator-http.test-support.js';
 import { PlatformError, platformClient } from './index.js';
@@ -22,9 +23,11 @@ describe('Discord client against the emulator: validate and listChannels (ethglo
   beforeEach(() => {
     emu.everyonePermissions = DISCORD_DEFAULT_PERMISSIONS;
     emu.botPermissions = DISCORD_DEFAULT_PERMISSIONS;
+    emu.setMembersIntent(true);
+    for (const c of emu.channels) c.permission_overwrites = []; // public again
   });
 
-  it('a valid token: the guild, the bot user, its permissions (GET /users/@me, /guilds/{id}, the bot member)', async () => {
+  it('a valid token: the guild, the bot user, its permissions, the members intent (GET /users/@me, /guilds/{id}, the bot member, /applications/@me)', async () => {
     const r = await client().validate();
     expect(r).toEqual({
       valid: true,
@@ -32,11 +35,58 @@ describe('Discord client against the emulator: validate and listChannels (ethglo
       bot: { id: emu.bot.id, name: 'atlas-bot' },
       scopes: expect.arrayContaining(['VIEW_CHANNEL', 'READ_MESSAGE_HISTORY']),
     });
-    expect(emu.requests.slice(-3).map((q) => q.call)).toEqual([
+    expect(emu.requests.slice(-4).map((q) => q.call)).toEqual([
       '/users/@me',
       '/guilds/554623348622098432',
       `/guilds/554623348622098432/members/${emu.bot.id}`,
+      '/applications/@me',
     ]);
+  });
+
+  it('an application without the Server Members Intent → INSUFFICIENT_PERMISSIONS requiring guild.members', async () => {
+    emu.setMembersIntent(false);
+    expect(await client().validate()).toEqual({
+      valid: false,
+      error: {
+        code: 'INSUFFICIENT_PERMISSIONS',
+        message: expect.stringMatching(/Server Members Intent.*private channels/),
+        required_scopes: ['guild.members'],
+      },
+    });
+    // With a missing permission too, both are named.
+    emu.everyonePermissions = 0n;
+    emu.botPermissions = 1n << 10n;
+    const r = await client().validate();
+    expect(r).toMatchObject({ error: { required_scopes: ['READ_MESSAGE_HISTORY', 'guild.members'] } });
+    expect(r.valid ? '' : r.error.message).toMatch(/lack READ_MESSAGE_HISTORY; .*Server Members Intent/);
+    // Switched back on, the same bot validates.
+    emu.everyonePermissions = DISCORD_DEFAULT_PERMISSIONS;
+    emu.setMembersIntent(true);
+    expect(await client().validate()).toMatchObject({ valid: true });
+  });
+
+  it('the intent is either application flag (GATEWAY_GUILD_MEMBERS or its _LIMITED form); no flags is none', () => {
+    expect(hasMembersIntent({ flags: 1 << 14 })).toBe(true);
+    expect(hasMembersIntent({ flags: (1 << 15) | (1 << 19) })).toBe(true);
+    expect(hasMembersIntent({ flags: 1 << 19 })).toBe(false);
+    expect(hasMembersIntent({})).toBe(false);
+  });
+
+  it('without the intent, listMembers of a private channel fails (403 on the member list), saying why', async () => {
+    emu.setPrivate(CHANNEL);
+    emu.setMembersIntent(false);
+    const err = await client()
+      .listMembers(CHANNEL)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err).toMatchObject({
+      code: 'PLATFORM_ERROR',
+      retriable: false,
+      opts: { status: 403, platformCode: '50001' },
+    });
+    expect((err as Error).message).toMatch(/Server Members Intent/);
+    emu.setMembersIntent(true);
+    expect(await client().listMembers(CHANNEL)).toMatchObject({ is_private: true, members: expect.any(Array) });
   });
 
   it('a wrong token → INVALID_CREDENTIALS (401, code 0), the token never in the answer', async () => {
