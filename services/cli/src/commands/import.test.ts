@@ -136,10 +136,10 @@ describe('atlas import of zipped exports (issue 21, points 2 and 3)', () => {
       if (p.unit === 'messages') expect(p.total).toBe(302);
       if (p.end) expect(p.done).toBe(p.total);
     }
-    // Files read: channels.json, users.json and the day files of the channels channels.json lists.
+    // Files read: channels.json, groups.json, users.json and the day files of the channels channels.json lists.
     const channels = JSON.parse(readFileSync(path.join(OLAKE, 'channels.json'), 'utf8')) as { name: string }[];
     const dayFiles = channels.flatMap((c) => readdirSync(path.join(OLAKE, c.name)).filter((f) => f.endsWith('.json')));
-    expect(parsed.find((p) => p.phase === 'reading files')?.total).toBe(2 + dayFiles.length);
+    expect(parsed.find((p) => p.phase === 'reading files')?.total).toBe(3 + dayFiles.length);
   });
 
   const cases = [
