@@ -49,11 +49,6 @@ const crossChannelCalls: [string, string, object?][] = [
   ['GET', '/api/memories'],
   ['GET', '/api/memories/topics'],
   ['POST', '/api/memories/search', { query: 'olake error' }],
-  ['GET', '/api/stats'],
-  ['GET', '/api/stats/export'],
-  ['GET', '/api/stats/activity'],
-  ['GET', '/api/stats/top-authors'],
-  ['GET', '/api/stats/top-topics'],
   ['GET', '/api/graph/entities'],
   ['GET', '/api/graph/relationships'],
   ['GET', '/api/graph/decisions'],
@@ -262,6 +257,44 @@ describe('no leak between private channels (Slack emulator, olake #help and #gen
     );
     expect(neighbors.status).toBe(404);
   }, 180_000);
+
+  it('stats and the export across channels count only the caller’s channels', async () => {
+    const all = (await h.call('GET', '/api/stats')).body;
+    for (const [key, own] of [
+      [aliceKey, HELP],
+      [bobKey, GENERAL],
+    ] as const) {
+      const ch = (await h.call('GET', `/api/stats/channel/${own}`)).body;
+      const stats = await h.call('GET', '/api/stats', undefined, as(key));
+      expect(stats.status).toBe(200);
+      expect(stats.body).toEqual({
+        total_facts: ch.fact_count,
+        total_entities: ch.entity_count,
+        total_channels: 1,
+        total_decisions: ch.decision_count,
+        wiki_pages: ch.wiki_page_count,
+        total_messages: ch.message_count,
+        total_authors: ch.author_count,
+      });
+      expect(stats.body.total_facts).toBeLessThan(all.total_facts);
+      for (const route of ['top-authors', 'top-topics']) {
+        const mine = await h.call('GET', `/api/stats/${route}?limit=50`, undefined, as(key));
+        expect(mine.status).toBe(200);
+        expect(mine.body).toEqual((await h.call('GET', `/api/stats/${route}?limit=50&channel_id=${own}`)).body);
+      }
+      const activity = await h.call('GET', '/api/stats/activity?limit=100', undefined, as(key));
+      expect(activity.status).toBe(200);
+      expect(activity.body.activities.length).toBeGreaterThan(0);
+      expect(activity.body.activities.every((a: { channel_id?: string }) => a.channel_id === own)).toBe(true);
+      const exported = await h.call('GET', '/api/stats/export?format=json', undefined, as(key));
+      expect(exported.status).toBe(200);
+      const doc = typeof exported.body === 'string' ? JSON.parse(exported.body) : exported.body;
+      expect(doc.channels.map((c: { channel_id: string }) => c.channel_id)).toEqual([own]);
+      expect(doc.totals).toMatchObject({ channels: 1, messages: ch.message_count, facts: ch.fact_count });
+      const csv = await h.call('GET', '/api/stats/export?format=csv', undefined, as(key));
+      expect(String(csv.body)).not.toContain(own === HELP ? GENERAL : HELP);
+    }
+  }, 120_000);
 
   it('the bot, acting for a member, sees only what that member may see', async () => {
     const bridge = (user: string) => ({ 'x-atlas-bridge-key': BRIDGE, 'x-atlas-platform-user': `platform_a:${user}` });

@@ -36,16 +36,22 @@ const iso = (v: unknown): string | null => (v === null || v === undefined ? null
  * cannot say plainly). Errors are the database's (a store down throws).
  */
 export class StatsStore extends StatsWriter {
-  /** Spec "System stats" (without wiki_pages): live messages, their distinct authors, facts, decision facts, entities. */
-  async system(): Promise<SystemStatsRow> {
+  /**
+   * Spec "System stats" (without wiki_pages): live messages, their distinct authors, facts, decision facts, entities;
+   * `channels` (a restricted caller's visible channels, docs/access.md) counts only those.
+   */
+  async system(channels?: readonly string[]): Promise<SystemStatsRow> {
+    const cs = channels ? [...channels] : null;
     const r = (
       await sql<Record<string, unknown>>`select
-        (select count(*) from stats_channels) as channels,
-        (select count(*) from stats_messages where not deleted) as messages,
-        (select count(distinct author_id) from stats_messages where not deleted) as authors,
-        (select count(*) from stats_facts) as facts,
-        (select count(*) from stats_facts where fact_type = 'decision') as decisions,
-        (select count(distinct entity_id) from stats_entities) as entities`.execute(this.db)
+        (select count(*) from stats_channels where (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as channels,
+        (select count(*) from stats_messages where not deleted and (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as messages,
+        (select count(distinct author_id) from stats_messages where not deleted and (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as authors,
+        (select count(*) from stats_facts where (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as facts,
+        (select count(*) from stats_facts where fact_type = 'decision' and (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as decisions,
+        (select count(distinct entity_id) from stats_entities where (${cs}::text[] is null or channel_id = any(${cs}::text[]))) as entities`.execute(
+        this.db,
+      )
     ).rows[0]!;
     return {
       total_facts: num(r.facts),
@@ -115,18 +121,24 @@ export class StatsStore extends StatsWriter {
    * Authors by live messages (then facts, then name), at most `limit`, over every channel or one: message, fact and
    * decision-fact counts and the names of the channels they wrote in (sorted).
    */
-  async topAuthors(q: { channelId?: string | undefined; limit: number }): Promise<TopAuthorRow[]> {
+  async topAuthors(q: {
+    channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
+    limit: number;
+  }): Promise<TopAuthorRow[]> {
     const ch = q.channelId ?? null;
+    const cs = q.channels ? [...q.channels] : null;
     const { rows } = await sql<Record<string, unknown>>`
       with m as (
         select author_id, count(*) as messages, max(author_name) as name,
           jsonb_agg(distinct coalesce(c.name, s.channel_id)) as channels
         from stats_messages s left join stats_channels c on c.channel_id = s.channel_id
-        where not s.deleted and (${ch}::text is null or s.channel_id = ${ch}::text)
+        where not s.deleted and (${ch}::text is null or s.channel_id = ${ch}::text) and (${cs}::text[] is null or s.channel_id = any(${cs}::text[]))
         group by author_id),
       f as (
         select author_id, count(*) as facts, count(*) filter (where fact_type = 'decision') as decisions
-        from stats_facts where (${ch}::text is null or channel_id = ${ch}::text) group by author_id)
+        from stats_facts where (${ch}::text is null or channel_id = ${ch}::text) and (${cs}::text[] is null or channel_id = any(${cs}::text[]))
+        group by author_id)
       select m.author_id, m.name, m.messages, m.channels, coalesce(f.facts, 0) as facts,
         coalesce(f.decisions, 0) as decisions
       from m left join f on f.author_id = m.author_id
@@ -146,14 +158,19 @@ export class StatsStore extends StatsWriter {
    * Topic tags by facts (then name), at most `limit`, over every channel or one, with their channels' names and the
    * trend of `topicTrend` (windows anchored at the newest fact's message time in the scope).
    */
-  async topTopics(q: { channelId?: string | undefined; limit: number }): Promise<TopTopicRow[]> {
+  async topTopics(q: {
+    channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
+    limit: number;
+  }): Promise<TopTopicRow[]> {
     const ch = q.channelId ?? null;
+    const cs = q.channels ? [...q.channels] : null;
     const { rows } = await sql<Record<string, unknown>>`
       with anchor as (select max(message_ts) as t from stats_facts
-          where (${ch}::text is null or channel_id = ${ch}::text)),
+          where (${ch}::text is null or channel_id = ${ch}::text) and (${cs}::text[] is null or channel_id = any(${cs}::text[]))),
         t as (
           select jsonb_array_elements_text(f.topic_tags) as topic, f.channel_id, f.message_ts
-          from stats_facts f where (${ch}::text is null or f.channel_id = ${ch}::text))
+          from stats_facts f where (${ch}::text is null or f.channel_id = ${ch}::text) and (${cs}::text[] is null or f.channel_id = any(${cs}::text[])))
       select t.topic, count(*) as facts,
         jsonb_agg(distinct coalesce(c.name, t.channel_id)) as channels,
         count(*) filter (where t.message_ts > (select t from anchor) - interval '7 days') as recent,
@@ -177,23 +194,25 @@ export class StatsStore extends StatsWriter {
    * The newest `limit` activity entries the store knows, newest first: `sync_completed` per completed sync job,
    * and per channel and UTC hour of extraction, one `fact_extracted` (messages whose current fact set was extracted
    * then, with their facts) and one `entity_created` (entities first seen then, and the messages naming them).
+   * `channels` (a restricted caller's visible channels): entries of those channels only.
    */
-  async activity(limit: number): Promise<ActivityRow[]> {
+  async activity(limit: number, channels?: readonly string[]): Promise<ActivityRow[]> {
+    const cs = channels ? [...channels] : null;
     const { rows } = await sql<Record<string, unknown>>`
       (select 'fact_extracted' as type, max(extracted_at) as ts, channel_id, count(distinct message_id) as messages,
           count(*) as facts, null::bigint as entities, null as job_id
-        from stats_facts group by channel_id, date_trunc('hour', extracted_at at time zone 'UTC')
+        from stats_facts where (${cs}::text[] is null or channel_id = any(${cs}::text[])) group by channel_id, date_trunc('hour', extracted_at at time zone 'UTC')
         order by ts desc limit ${limit})
       union all
       (select 'entity_created', max(first_seen_at), e.channel_id,
           (select count(distinct s.message_id) from stats_entities s
             where s.entity_id = any(array_agg(e.entity_id))),
           null, count(*), null
-        from stats_entity_first e group by e.channel_id, date_trunc('hour', e.first_seen_at at time zone 'UTC')
+        from stats_entity_first e where (${cs}::text[] is null or e.channel_id = any(${cs}::text[])) group by e.channel_id, date_trunc('hour', e.first_seen_at at time zone 'UTC')
         order by 2 desc limit ${limit})
       union all
       (select 'sync_completed', completed_at, channel_id, messages_synced, facts_extracted, entities_created, job_id
-        from stats_sync_jobs where status = 'completed' and completed_at is not null
+        from stats_sync_jobs where status = 'completed' and completed_at is not null and (${cs}::text[] is null or channel_id = any(${cs}::text[]))
         order by completed_at desc limit ${limit})
       order by ts desc, type limit ${limit}`.execute(this.db);
     return rows.map((r) => {
@@ -227,9 +246,15 @@ export class StatsStore extends StatsWriter {
   /**
    * One row per channel (or the one channel) for GET /api/stats/export, by channel name. With `since` (ISO 8601),
    * messages count by message time and facts by their message's time at or after it; entities are the channel's.
+   * `channels` (a restricted caller's visible channels): rows of those channels only.
    */
-  async exportRows(q: { channelId?: string | undefined; since?: string | undefined }): Promise<ExportChannelRow[]> {
+  async exportRows(q: {
+    channelId?: string | undefined;
+    channels?: readonly string[] | undefined;
+    since?: string | undefined;
+  }): Promise<ExportChannelRow[]> {
     const ch = q.channelId ?? null;
+    const cs = q.channels ? [...q.channels] : null;
     const since = q.since ?? null;
     const { rows } = await sql<Record<string, unknown>>`select c.channel_id, c.name, c.platform,
         coalesce(m.messages, 0) as messages, coalesce(m.authors, 0) as authors, m.earliest, m.latest,
@@ -246,7 +271,7 @@ export class StatsStore extends StatsWriter {
         on f.channel_id = c.channel_id
       left join (select channel_id, count(distinct entity_id) as entities from stats_entities group by channel_id) e
         on e.channel_id = c.channel_id
-      where (${ch}::text is null or c.channel_id = ${ch}::text)
+      where (${ch}::text is null or c.channel_id = ${ch}::text) and (${cs}::text[] is null or c.channel_id = any(${cs}::text[]))
       order by c.name, c.channel_id`.execute(this.db);
     return rows.map((r) => ({
       channel_id: r.channel_id as string,
@@ -276,13 +301,20 @@ export class StatsStore extends StatsWriter {
     return new Map(rows.map((r) => [r.channel_id, num(r.n)]));
   }
 
-  /** The newest `limit` wiki versions of every channel, newest first (see wikiPageCounts). */
+  /**
+   * The newest `limit` wiki versions of every channel (or of `channels`, a restricted caller's), newest first (see
+   * wikiPageCounts).
+   */
   async wikiVersions(
     limit: number,
+    channels?: readonly string[],
   ): Promise<{ channel_id: string; version_number: number; generated_at: string; page_count: number }[]> {
     if (!(await this.hasTable('wiki_versions'))) return [];
+    const cs = channels ? [...channels] : null;
     const { rows } = await sql<Record<string, unknown>>`select channel_id, version_number, generated_at, page_count
-      from wiki_versions order by generated_at desc, channel_id limit ${limit}`.execute(this.db);
+      from wiki_versions where (${cs}::text[] is null or channel_id = any(${cs}::text[])) order by generated_at desc, channel_id limit ${limit}`.execute(
+      this.db,
+    );
     return rows.map((r) => ({
       channel_id: r.channel_id as string,
       version_number: num(r.version_number),

@@ -67,7 +67,7 @@ const CROSS_CHANNEL_OK = new Set([
 /**
  * Routes a restricted caller may call without naming a channel that bound every read to its visible channels
  * (request.visibleChannels): search (results, total, facets), ask (retrieval, citations, the cached wiki's answer),
- * the entity tags' counts and the graph's cross-channel reads.
+ * the entity tags' counts, the graph's cross-channel reads and the stats.
  */
 const FILTERED_ACROSS_CHANNELS = new Set([
   'POST /api/search',
@@ -83,6 +83,13 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'GET /api/graph/subgraph',
   'GET /api/graph/path',
   'GET /api/graph/common-neighbors',
+  // Stats over the visible channels: system figures, the activity feed (without connections), top authors and
+  // topics, the export.
+  'GET /api/stats',
+  'GET /api/stats/activity',
+  'GET /api/stats/top-authors',
+  'GET /api/stats/top-topics',
+  'GET /api/stats/export',
   // A wiki entity page: its card over visible channels, and a restricted section when it is mentioned elsewhere.
   'GET /api/wiki/entities/:entity_type/:entity_id',
 ]);

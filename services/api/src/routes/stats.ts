@@ -3,7 +3,7 @@ import type { LagRow } from '@atlas/eventlog';
 import type { ConnectionStore, DocumentStore, GraphStore, StatsStore, VectorStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import { stringify } from 'csv-stringify/sync';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Telemetry } from '../telemetry.js';
@@ -149,15 +149,22 @@ export const statsRoutes: FastifyPluginAsync<StatsRoutesOptions> = async (root, 
     return row;
   };
 
-  app.get('/api/stats', async () => {
+  /** A restricted caller's visible channels (visibility.ts): every figure below counts only these; null: all. */
+  const visibleOf = (r: FastifyRequest) => r.visibleChannels ?? undefined;
+  /** Wiki pages of the visible channels (every channel for an unrestricted caller). */
+  const pagesIn = (pages: Map<string, number>, visible: readonly string[] | undefined) =>
+    visible ? visible.reduce((n, c) => n + (pages.get(c) ?? 0), 0) : [...pages.values()].reduce((a, b) => a + b, 0);
+
+  app.get('/api/stats', async (request) => {
     const s = requireStore();
-    const [system, pages] = await Promise.all([s.system(), s.wikiPageCounts()]);
+    const visible = visibleOf(request);
+    const [system, pages] = await Promise.all([s.system(visible), s.wikiPageCounts()]);
     return {
       total_facts: system.total_facts,
       total_entities: system.total_entities,
       total_channels: system.total_channels,
       total_decisions: system.total_decisions,
-      wiki_pages: [...pages.values()].reduce((a, b) => a + b, 0),
+      wiki_pages: pagesIn(pages, visible),
       total_messages: system.total_messages,
       total_authors: system.total_authors,
     };
@@ -192,12 +199,15 @@ export const statsRoutes: FastifyPluginAsync<StatsRoutesOptions> = async (root, 
     };
   });
 
-  app.get('/api/stats/activity', { schema: { querystring: ActivityQuery } }, async ({ query }) => {
+  app.get('/api/stats/activity', { schema: { querystring: ActivityQuery } }, async (request) => {
+    const { query } = request;
     const s = requireStore();
+    const visible = visibleOf(request);
     const [own, wiki, connections] = await Promise.all([
-      s.activity(query.limit),
-      s.wikiVersions(query.limit),
-      ports.stats?.connections?.list() ?? Promise.resolve([]),
+      s.activity(query.limit, visible),
+      s.wikiVersions(query.limit, visible),
+      // Connections are the admins' business: a restricted caller's feed holds its channels' entries only.
+      visible ? Promise.resolve([]) : (ports.stats?.connections?.list() ?? Promise.resolve([])),
     ]);
     const entries: ActivityEntry[] = own.map((a) => ({ ...a }));
     for (const v of wiki)
@@ -287,20 +297,31 @@ export const statsRoutes: FastifyPluginAsync<StatsRoutesOptions> = async (root, 
     };
   });
 
-  app.get('/api/stats/top-authors', { schema: { querystring: TopQuery } }, async ({ query }) => {
+  app.get('/api/stats/top-authors', { schema: { querystring: TopQuery } }, async (request) => {
+    const { query } = request;
     if (query.channel_id) await requireChannel(query.channel_id);
-    return requireStore().topAuthors({ channelId: query.channel_id, limit: query.limit });
+    return requireStore().topAuthors({ channelId: query.channel_id, channels: visibleOf(request), limit: query.limit });
   });
 
-  app.get('/api/stats/top-topics', { schema: { querystring: TopQuery } }, async ({ query }) => {
+  app.get('/api/stats/top-topics', { schema: { querystring: TopQuery } }, async (request) => {
+    const { query } = request;
     if (query.channel_id) await requireChannel(query.channel_id);
-    const rows = await requireStore().topTopics({ channelId: query.channel_id, limit: query.limit });
+    const rows = await requireStore().topTopics({
+      channelId: query.channel_id,
+      channels: visibleOf(request),
+      limit: query.limit,
+    });
     return rows.map((r) => ({ topic: r.topic, fact_count: r.fact_count, channels: r.channels, trend: r.trend }));
   });
 
-  app.get('/api/stats/export', { schema: { querystring: ExportQuery } }, async ({ query }, reply) => {
+  app.get('/api/stats/export', { schema: { querystring: ExportQuery } }, async (request, reply) => {
+    const { query } = request;
     if (query.channel_id) await requireChannel(query.channel_id);
-    const rows = await requireStore().exportRows({ channelId: query.channel_id, since: query.since });
+    const rows = await requireStore().exportRows({
+      channelId: query.channel_id,
+      channels: visibleOf(request),
+      since: query.since,
+    });
     const pages = await requireStore().wikiPageCounts();
     const channels = rows.map((r) => ({ ...r, wiki_page_count: pages.get(r.channel_id) ?? 0 }));
     const now = new Date();
