@@ -52,7 +52,6 @@ const crossChannelCalls: [string, string, object?][] = [
   ['GET', '/api/graph/entities'],
   ['GET', '/api/graph/relationships'],
   ['GET', '/api/graph/decisions'],
-  ['GET', '/api/wiki/metadata'],
   ['GET', '/api/sync/history'],
   ['GET', '/api/sync/status'],
 ];
@@ -293,6 +292,30 @@ describe('no leak between private channels (Slack emulator, olake #help and #gen
       expect(doc.totals).toMatchObject({ channels: 1, messages: ch.message_count, facts: ch.fact_count });
       const csv = await h.call('GET', '/api/stats/export?format=csv', undefined, as(key));
       expect(String(csv.body)).not.toContain(own === HELP ? GENERAL : HELP);
+      // The wiki's aggregate metadata: the figures of the one visible channel.
+      const meta = await h.call('GET', '/api/wiki/metadata', undefined, as(key));
+      const ownMeta = (await h.call('GET', `/api/wiki/metadata?channel_id=${own}`)).body;
+      expect(meta.status).toBe(200);
+      expect(meta.body).toMatchObject({
+        channel_id: null,
+        channel_count: 1,
+        member_count: ownMeta.member_count,
+        message_count: ownMeta.message_count,
+        memory_count: ownMeta.memory_count,
+        entity_count: ownMeta.entity_count,
+        media_count: ownMeta.media_count,
+      });
+      const wikiActivity = await h.call('GET', '/api/wiki/activity', undefined, as(key));
+      expect(wikiActivity.status).toBe(200);
+      expect(wikiActivity.body.activities.every((a: { channel_id: string }) => a.channel_id === own)).toBe(true);
+      const schedules = await h.call('GET', '/api/sync/schedules', undefined, as(key));
+      expect(schedules.status).toBe(200);
+      expect(JSON.stringify(schedules.body)).not.toContain(own === HELP ? GENERAL : HELP);
+      // Figures of the whole installation are not for a restricted key; the stores' health is.
+      const metrics = await h.call('GET', '/api/stats/metrics', undefined, as(key));
+      expect(metrics.status).toBe(403);
+      expect(metrics.body.error.code).toBe('FORBIDDEN');
+      expect((await h.call('GET', '/api/stats/health', undefined, as(key))).status).toBe(200);
     }
   }, 120_000);
 

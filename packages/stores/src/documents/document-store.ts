@@ -250,8 +250,15 @@ export class KyselyDocumentStore implements DocumentStore {
 
   async contentCounts(
     channelId: string | null,
+    channels?: readonly string[],
   ): Promise<{ authors: number; messages: number; media: number; facts: number; entities: number }> {
-    const m = channelId === null ? sql`true` : sql`channel_id = ${channelId}`;
+    const m = sql.join(
+      [
+        channelId === null ? sql`true` : sql`channel_id = ${channelId}`,
+        channels ? sql`channel_id = any(${[...channels]}::text[])` : sql`true`,
+      ],
+      sql` and `,
+    );
     const r = await sql<{ authors: number; messages: number; media: number; facts: number; entities: number }>`select
         (select count(distinct author_id) from messages where ${m} and deleted_at is null)::int as authors,
         (select count(*) from messages where ${m} and deleted_at is null)::int as messages,

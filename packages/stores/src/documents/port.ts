@@ -182,9 +182,11 @@ export interface DocumentStore {
    * What one channel (or, with null, every channel) holds, for GET /api/wiki/metadata: `authors` distinct author ids
    * of live messages (over all channels: distinct across them), `messages` live messages, `media` live messages with
    * at least one attachment or file, `facts` facts, `entities` distinct graph entities linked to its facts.
+   * `channels` (a restricted caller's visible channels) counts only those.
    */
   contentCounts(
     channelId: string | null,
+    channels?: readonly string[],
   ): Promise<{ authors: number; messages: number; media: number; facts: number; entities: number }>;
   /** Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds). */
   listMessages(

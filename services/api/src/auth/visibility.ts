@@ -55,6 +55,7 @@ export const channelFilterOf = async (p: Principal | null, ports: VisibilityPort
  */
 const CROSS_CHANNEL_OK = new Set([
   'GET /api/health',
+  'GET /api/stats/health', // the stores' and the log's health: nothing of any channel
   'GET /api/channels',
   'GET /api/memories/:memory_id', // one memory, checked by its channel_id before it is sent
   // The caller's own ask sessions (AskScope.owner): nothing of anyone else's.
@@ -90,9 +91,21 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'GET /api/stats/top-authors',
   'GET /api/stats/top-topics',
   'GET /api/stats/export',
+  // Cancelling a sync job of a visible channel (a job of another channel is 404 as an unknown one).
+  'POST /api/sync/cancel',
+  // The wiki's aggregate metadata and activity over the visible channels; the sync schedules of visible channels.
+  'GET /api/wiki/metadata',
+  'GET /api/wiki/activity',
+  'GET /api/sync/schedules',
   // A wiki entity page: its card over visible channels, and a restricted section when it is mentioned elsewhere.
   'GET /api/wiki/entities/:entity_type/:entity_id',
 ]);
+
+/**
+ * Routes about the whole installation (storage counts, lag, LLM usage over every channel): a restricted caller may not
+ * read them (403 FORBIDDEN); naming a channel would not help.
+ */
+const WHOLE_INSTALLATION = new Set(['GET /api/stats/metrics']);
 
 const channelIdsOf = (r: FastifyRequest): string[] => {
   const ids: string[] = [];
@@ -129,6 +142,10 @@ export const registerVisibility = (app: FastifyInstance, ports: VisibilityPorts)
     const ids = channelIdsOf(request);
     for (const id of ids) if (!filter(id)) throw unknownChannel(id);
     const key = `${request.method} ${route}`;
+    if (WHOLE_INSTALLATION.has(key))
+      throw new AtlasError('FORBIDDEN', 'system metrics are for keys that see every channel', {
+        details: { reason: 'restricted_key' },
+      });
     if (ids.length === 0 && FILTERED_ACROSS_CHANNELS.has(key)) {
       request.visibleChannels = ((await ports.documents?.channelIds()) ?? []).filter(filter);
       return;

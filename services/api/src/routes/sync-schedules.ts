@@ -66,9 +66,12 @@ export const syncScheduleRoutes: FastifyPluginAsync<{ documents: DocumentStore; 
   const now = () => schedules.now?.() ?? new Date();
   const lastSync = async (channelId: string) => (await schedules.sync.channelState(channelId))?.last_sync ?? null;
 
-  app.get('/api/sync/schedules', async () => {
+  app.get('/api/sync/schedules', async ({ visibleChannels }) => {
     const at = now();
-    const rows = await schedules.store.list();
+    // A restricted caller lists the schedules of its visible channels only (visibility.ts).
+    const rows = (await schedules.store.list()).filter(
+      (s) => !visibleChannels || visibleChannels.includes(s.channel_id),
+    );
     return { schedules: await Promise.all(rows.map(async (s) => scheduleView(s, await lastSync(s.channel_id), at))) };
   });
 

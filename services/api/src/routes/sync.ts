@@ -232,9 +232,10 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
     const at = now();
     return { history: (await sync.store.history(query.channel_id, query.limit)).map((j) => historyView(j, at)) };
   });
-  app.post('/api/sync/cancel', { schema: { body: CancelBody } }, async ({ body }) => {
+  app.post('/api/sync/cancel', { schema: { body: CancelBody } }, async ({ body, visibleChannels }) => {
     const job = await sync.store.getJob(body.job_id);
-    if (!job) throw notFound('sync job', body.job_id);
+    // A job of a channel the caller does not see (visibility.ts) is unknown to it.
+    if (!job || (visibleChannels && !visibleChannels.includes(job.channel_id))) throw notFound('sync job', body.job_id);
     if (!OPEN.has(job.status))
       throw new AtlasError('CONFLICT', `sync job '${job.job_id}' is already ${job.status}`, {
         details: { job_id: job.job_id, status: job.status },

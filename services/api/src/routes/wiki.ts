@@ -222,12 +222,15 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
   app.get(
     '/api/wiki/metadata',
     { schema: { querystring: z.object({ channel_id: z.string().min(1).optional() }) } },
-    async ({ query }) => {
+    async (request) => {
+      const { query } = request;
       const channelId = query.channel_id ?? null;
       const channel = channelId === null ? null : await channelOf(channelId);
+      // A restricted caller's aggregate covers its visible channels only (visibility.ts).
+      const visible = request.visibleChannels;
       const [counts, generations] = await Promise.all([
-        documents.contentCounts(channelId),
-        wiki.generations(channelId === null ? null : [channelId]),
+        documents.contentCounts(channelId, visible ?? undefined),
+        wiki.generations(channelId === null ? visible : [channelId]),
       ]);
       const runs = [...generations.values()];
       const durations = runs.flatMap((g) => (g.duration_ms === null ? [] : [g.duration_ms]));
@@ -246,7 +249,7 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
       if (channelId === null || channel === null)
         return {
           ...common,
-          channel_count: (await documents.listChannels()).length,
+          channel_count: visible ? visible.length : (await documents.listChannels()).length,
           generated_channel_count: runs.length,
         };
       const status = await wiki.status(channelId);
@@ -274,10 +277,11 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
   app.get(
     '/api/wiki/activity',
     { schema: { querystring: z.object({ channel_id: z.string().min(1).optional(), limit: Limit(20, 200) }) } },
-    async ({ query }) => {
+    async ({ query, visibleChannels }) => {
+      // No channel named: every channel, or a restricted caller's visible ones (visibility.ts).
       const channelIds = query.channel_id
         ? [(await channelOf(query.channel_id)).id]
-        : (await documents.listChannels()).map((c) => c.id);
+        : (visibleChannels ?? (await documents.listChannels()).map((c) => c.id));
       const activities = [];
       for (const channelId of channelIds) {
         const [versions, status, jobs] = await Promise.all([
