@@ -6,6 +6,7 @@ import type { Embedder, HttpWebSearchProvider, LlmChains } from '@atlas/provider
 import type {
   ApiKeyStore,
   AskStore,
+  AuditStore,
   ChannelAccessStore,
   ConnectionStore,
   DatabaseHandle,
@@ -104,6 +105,11 @@ export interface Runtime {
    * by; private channels whose membership is older than 2 × ACL_REFRESH_INTERVAL_MS fail closed.
    */
   access: ChannelAccessStore;
+  /**
+   * The audit trail (docs/access.md "Audit trail"): key use, denials and admin actions (the audit projector's read
+   * store, kept AUDIT_RETENTION_DAYS); GET /api/admin/audit reads it. The API appends the entries (auditSink).
+   */
+  audit: AuditStore;
   /**
    * Whether fact sets get write intents (WriteIntentCreated, store outcomes, the reconciler projector); on by
    * default. Set before the projectors start (bench:import turns it off for its baseline).
