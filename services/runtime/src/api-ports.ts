@@ -14,7 +14,6 @@ import { extractUpload } from '@atlas/providers';
 import { askLlmOf, graphExpansion } from '@atlas/query';
 import { sql } from 'kysely';
 import { refreshChannelAccess } from './access-wiring.js';
-import { auditSink, stderrAuditLog } from './audit-wiring.js';
 import { projectorLagRows } from './lag.js';
 import {
   backfillRuntimeEntities,
@@ -185,7 +184,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
     redis: rt.redis,
     publicMetrics: rt.cfg.METRICS_PUBLIC,
     // The audit trail (docs/access.md "Audit trail"): AuditRecorded on atlas.audit, appended without waiting.
-    audit: auditSink(rt.eventLog, stderrAuditLog(rt.cfg.LOG_LEVEL)),
+    audit: rt.auditSink,
   },
   audit: rt.audit, // GET /api/admin/audit reads the audit projector's store
   cors: { origins: listOf(rt.cfg.CORS_ORIGINS ?? ''), credentials: rt.cfg.CORS_CREDENTIALS },

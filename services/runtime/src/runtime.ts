@@ -29,6 +29,7 @@ import type {
 } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { Redis } from 'ioredis';
+import type { AuditSink } from './audit-wiring.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
 export interface Runtime {
@@ -122,6 +123,11 @@ export interface Runtime {
    * `slicer.background(...)` too.
    */
   slicer: TimeSlicer;
+  /**
+   * Where the API's auth hook sends audit entries (AuthOptions.audit): AuditRecorded on atlas.audit, appended without
+   * making a request wait; an append that fails is logged. `close()` flushes it first.
+   */
+  auditSink: AuditSink;
   /** REDIS_URL's client (the API's rate limits count there when several processes serve it); null without. */
   redis: Redis | null;
   close(): Promise<void>;
