@@ -169,6 +169,11 @@ const ConfigFields = z.object({
   RATE_LIMIT_PER_ADDRESS_PER_MIN: z.coerce.number().int().min(1).default(1200),
   /** Requests per minute per API key (or per bridge user), after authentication. */
   RATE_LIMIT_PER_KEY_PER_MIN: z.coerce.number().int().min(1).default(600),
+  /**
+   * How long the audit trail keeps an entry, days (docs/access.md "Audit trail"): the audit projector drops older
+   * entries from the read store as it writes (the events stay on atlas.audit under the log's own retention). Default 90.
+   */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * How the API logs (docs/http.md "Logs"): `auto` readable lines (pino-pretty) when stdout is a terminal, JSON lines

@@ -1,3 +1,4 @@
+import type { AuditRecorded } from './audit.js';
 import type {
   ChannelDataDeleted,
   ChannelDiscovered,
@@ -31,6 +32,8 @@ export const TOPICS = {
   deadLetters: 'atlas.dead-letters',
   /** Channel membership read from the platforms (ChannelMembershipObserved), keyed by channel_id. */
   access: 'atlas.access',
+  /** The audit trail of the API (AuditRecorded): key use, denials, admin actions; keyed by principal name or address. */
+  audit: 'atlas.audit',
 } as const;
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
 
@@ -54,6 +57,7 @@ export interface EventDataMap {
   DeadLetterRedriven: DeadLetterRedriven;
   WikiRefreshRequested: WikiRefreshRequested;
   ChannelMembershipObserved: ChannelMembershipObserved;
+  AuditRecorded: AuditRecorded;
 }
 export type EventType = keyof EventDataMap;
 

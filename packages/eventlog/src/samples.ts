@@ -201,6 +201,18 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     source: 'sync',
     observedAt: '2018-02-06T00:00:00.000Z',
   },
+  AuditRecorded: {
+    id: '5d0c3a8e-2f7b-4c61-9e0a-7b4d1f2c3e5a',
+    action: 'admin_action',
+    principal: 'ops-admin',
+    keyId: 'key_7Qm2xT9bLp',
+    method: 'POST',
+    route: '/api/admin/keys',
+    status: 201,
+    address: '10.0.0.7',
+    reason: null,
+    at: '2018-02-06T00:00:00.000Z',
+  },
   SyncJobUpdated: {
     jobId: '0b6f4c1e-7d2a-4f4e-9a51-3c1d2e8f9a10',
     channelId: 'C03S1KBA2',

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  AuditRecorded,
   ChannelDataDeleted,
   ChannelDiscovered,
   ChannelMembershipObserved,
@@ -47,6 +48,7 @@ const zodOf = {
   DeadLetterRedriven,
   WikiRefreshRequested,
   ChannelMembershipObserved,
+  AuditRecorded,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

@@ -9,6 +9,7 @@ import { registerInputGuard } from './input-guard.js';
 import { type AclRoutesOptions, aclRoutes } from './routes/acl.js';
 import { type AdminRoutesOptions, adminRoutes } from './routes/admin.js';
 import { type AskRoutesOptions, askRoutes } from './routes/ask.js';
+import { type AuditRoutesOptions, auditRoutes } from './routes/audit.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
 import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
 import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
@@ -48,6 +49,7 @@ export type AppDeps = HomeRoutesOptions &
   WikiRoutesOptions &
   AskRoutesOptions &
   KeyRoutesOptions &
+  AuditRoutesOptions &
   Omit<StatsRoutesOptions, 'requests'> & {
     /** Connections (spec "Connections"): the store and the platform client. Absent: not registered. */
     connections?: ConnectionPorts;
@@ -137,6 +139,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   });
   await app.register(connectionRoutes, { connections });
   await app.register(keyRoutes, { apiKeys: deps.apiKeys });
+  await app.register(auditRoutes, { audit: deps.audit });
   await app.register(syncRoutes, { documents, sync: deps.sync });
   await app.register(syncScheduleRoutes, { documents, schedules: deps.schedules });
   await app.register(statsRoutes, {

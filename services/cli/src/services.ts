@@ -16,6 +16,7 @@ export const PROJECTOR_SERVICES = [
   'reconciler',
   'dead-letters',
   'channel-access',
+  'audit',
 ] as const;
 
 /**

@@ -1,4 +1,5 @@
 export * from './access/index.js';
+export * from './audit/index.js';
 export * from './channel-commands.js';
 export * from './dead-letters.js';
 export * from './documents.js';

@@ -1,4 +1,5 @@
 import { channelAccessProjector } from './access/channel-access.js';
+import { auditProjector } from './audit/audit.js';
 import { deadLettersProjector } from './dead-letters.js';
 import { documentsProjector } from './documents.js';
 import { embeddingsProjector } from './embeddings.js';
@@ -26,6 +27,7 @@ export const PROJECTORS = [
   reconcilerProjector,
   deadLettersProjector,
   channelAccessProjector,
+  auditProjector,
 ] as const;
 /** The name of one of PROJECTORS (its consumer group is `atlas.<name>`). */
 export type ProjectorName = (typeof PROJECTORS)[number]['name'];

@@ -183,7 +183,10 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
     },
     redis: rt.redis,
     publicMetrics: rt.cfg.METRICS_PUBLIC,
+    // The audit trail (docs/access.md "Audit trail"): AuditRecorded on atlas.audit, appended without waiting.
+    audit: rt.auditSink,
   },
+  audit: rt.audit, // GET /api/admin/audit reads the audit projector's store
   cors: { origins: listOf(rt.cfg.CORS_ORIGINS ?? ''), credentials: rt.cfg.CORS_CREDENTIALS },
   telemetry: {
     registries: [rt.metrics.registry], // projector events, LLM calls / tokens / cost of this process

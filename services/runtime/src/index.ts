@@ -1,6 +1,7 @@
 export type { ApiKeyRecord } from '@atlas/stores';
 export * from './access-wiring.js';
 export * from './api-ports.js';
+export * from './audit-wiring.js';
 export * from './credentials.js';
 export * from './drain.js';
 export * from './lag.js';

@@ -21,6 +21,7 @@ const PIPELINE_ORDER = [
   'stats',
   'dead-letters',
   'channel-access',
+  'audit',
 ];
 
 /** Total lag of every projector group on the topics it reads (upstream groups first). */

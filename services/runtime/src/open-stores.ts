@@ -13,6 +13,7 @@ import { createEmbedder } from '@atlas/providers';
 import {
   ApiKeyStore,
   AskStore,
+  AuditStore,
   BULK_TIMEOUT_MS,
   ChannelAccessStore,
   ConnectionStore,
@@ -37,6 +38,7 @@ import {
   migrateAccess,
   migrateApiKeys,
   migrateAsk,
+  migrateAudit,
   migrateConnections,
   migrateDeadLetters,
   migrateDocuments,
@@ -88,6 +90,7 @@ export type RuntimeStores = Pick<
   | 'intents'
   | 'deadLetters'
   | 'access'
+  | 'audit'
 >;
 
 /**
@@ -112,6 +115,7 @@ export const migrateStores = async (cfg: Config, db: Db): Promise<void> => {
     migrateIntents,
     migrateDeadLetters,
     migrateAccess,
+    migrateAudit,
   ])
     await migrate(db);
 };
@@ -189,6 +193,7 @@ export const openStores = async (
     intents: new IntentStore(db),
     deadLetters: new DeadLetterStore(db),
     access: new ChannelAccessStore(db, { refreshIntervalMs: cfg.ACL_REFRESH_INTERVAL_MS }),
+    audit: new AuditStore(db, { retentionDays: cfg.AUDIT_RETENTION_DAYS }),
   };
 };
 

@@ -14,6 +14,7 @@ import { CredentialKeyring, estimateLlmCostUsd, type GuardedStore, loadMasterKey
 import { completionSummarizer } from '@atlas/wiki';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { auditSink, stderrAuditLog } from './audit-wiring.js';
 import { migrateStores, openEventLog, openStores, type RuntimeStores } from './open-stores.js';
 import type { Runtime, RuntimeStep } from './runtime.js';
 
@@ -130,6 +131,8 @@ export const openRuntime = async (
     ? new Redis(cfg.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true })
     : null;
   redis?.on('error', () => undefined); // the limiter's in-memory insurance answers while Redis is away
+  // The API's audit trail (docs/access.md "Audit trail"): entries appended without waiting; flushed before closing.
+  const audit = auditSink(eventLog, stderrAuditLog(cfg.LOG_LEVEL));
   return {
     cfg,
     database,
@@ -152,7 +155,9 @@ export const openRuntime = async (
     credentialMasterKey: masterKey,
     slicer,
     redis,
+    auditSink: audit,
     close: async () => {
+      await audit.flush(); // the entries of the last requests reach the log before it closes
       redis?.disconnect();
       llm.fast?.shutdown();
       llm.quality?.shutdown();

@@ -25,6 +25,7 @@ export const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'reconciler') return { intents: rt.intents };
   if (name === 'dead-letters') return { deadLetters: rt.deadLetters };
   if (name === 'channel-access') return { access: rt.access };
+  if (name === 'audit') return { audit: rt.audit };
   if (name === 'embeddings') return embeddingDeps(rt);
   return {
     extractor: rt.extractor,

@@ -6,6 +6,7 @@ import type { Embedder, HttpWebSearchProvider, LlmChains } from '@atlas/provider
 import type {
   ApiKeyStore,
   AskStore,
+  AuditStore,
   ChannelAccessStore,
   ConnectionStore,
   DatabaseHandle,
@@ -28,6 +29,7 @@ import type {
 } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { Redis } from 'ioredis';
+import type { AuditSink } from './audit-wiring.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
 export interface Runtime {
@@ -105,6 +107,11 @@ export interface Runtime {
    */
   access: ChannelAccessStore;
   /**
+   * The audit trail (docs/access.md "Audit trail"): key use, denials and admin actions (the audit projector's read
+   * store, kept AUDIT_RETENTION_DAYS); GET /api/admin/audit reads it. The API appends the entries (auditSink).
+   */
+  audit: AuditStore;
+  /**
    * Whether fact sets get write intents (WriteIntentCreated, store outcomes, the reconciler projector); on by
    * default. Set before the projectors start (bench:import turns it off for its baseline).
    */
@@ -116,6 +123,11 @@ export interface Runtime {
    * `slicer.background(...)` too.
    */
   slicer: TimeSlicer;
+  /**
+   * Where the API's auth hook sends audit entries (AuthOptions.audit): AuditRecorded on atlas.audit, appended without
+   * making a request wait; an append that fails is logged. `close()` flushes it first.
+   */
+  auditSink: AuditSink;
   /** REDIS_URL's client (the API's rate limits count there when several processes serve it); null without. */
   redis: Redis | null;
   close(): Promise<void>;

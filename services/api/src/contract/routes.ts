@@ -182,6 +182,7 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'POST /api/admin/keys', documented: 'docs/access.md "API keys"' },
   { route: 'GET /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
   { route: 'DELETE /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
+  { route: 'GET /api/admin/audit', documented: 'docs/access.md "Audit trail"' },
 ];
 
 /**
