@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type ErrorCode, errorBody, type Principal, parsePlatformIdentity, roleAllows } from '@atlas/core';
-import type { ApiKeyRecord, ApiKeyStore } from '@atlas/stores';
+import type { ApiKeyRecord, ApiKeyStore, AuditEntryRecord } from '@atlas/stores';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -22,19 +22,11 @@ export const BRIDGE_USER_HEADER = 'x-atlas-platform-user';
 /** Defaults of the rate limits (docs/access.md "Rate limits"): requests per minute. */
 export const RATE_LIMIT_DEFAULTS = { perAddressPerMinute: 1200, perKeyPerMinute: 600 } as const;
 
-/** One entry of the audit trail (docs/access.md "Audit trail"), handed to AuthOptions.audit. */
-export interface AuditEntry {
-  /** `key_used` (at most once a minute per key), `access_denied` (a 401 or 403), `admin_action` (an admin route that changes something). */
-  action: 'key_used' | 'access_denied' | 'admin_action';
-  principal: string | null;
-  key_id: string | null;
-  method: string;
-  route: string;
-  status: number | null;
-  address: string;
-  reason: string | null;
-  at: string;
-}
+/**
+ * One entry of the audit trail (docs/access.md "Audit trail"), handed to AuthOptions.audit: the stored record without
+ * its id (the runtime gives one at the append, AuditRecorded).
+ */
+export type AuditEntry = Omit<AuditEntryRecord, 'id'>;
 
 /** What the auth hook reads (docs/access.md). */
 export interface AuthOptions {
