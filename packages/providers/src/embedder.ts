@@ -1,6 +1,18 @@
 import { AtlasError } from '@atlas/core';
 
 /**
+ * What a text is for. Some models are trained with a different prefix for each side of a search (e5: `query: ` /
+ * `passage: `; bge: an instruction before queries): a search or ask question is a `query`, a stored fact a `passage`.
+ * Models without such prefixes ignore it.
+ */
+export type EmbedKind = 'query' | 'passage';
+
+export interface EmbedOptions {
+  /** Default `passage`. */
+  kind?: EmbedKind;
+}
+
+/**
  * An embedding provider (ARCHITECTURE.md: providers). Vectors are unit length (dot product = cosine).
  * `id` names the model and version and is stored beside every vector, so a model change is a re-embed
  * (a replay), never a mix of vector spaces. Errors: AtlasError PROVIDER_UNAVAILABLE (retriable).
@@ -8,8 +20,8 @@ import { AtlasError } from '@atlas/core';
 export interface Embedder {
   readonly id: string;
   readonly dim: number;
-  /** One unit vector per text, in order. Empty texts are allowed. */
-  embed(texts: readonly string[]): Promise<number[][]>;
+  /** One unit vector per text, in order. Empty texts are allowed. `opts.kind`: see EmbedKind (default passage). */
+  embed(texts: readonly string[], opts?: EmbedOptions): Promise<number[][]>;
   /** Releases what the provider holds (a worker thread, sockets); optional. */
   close?(): Promise<void>;
 }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Embedder } from './embedder.js';
+import { GuardedEmbedder } from './guarded-embedder.js';
 import { LocalSentenceEncoder } from './local-use.js';
 import { OpenAiEmbedder } from './openai-embedder.js';
 
@@ -111,5 +113,24 @@ describe('OpenAiEmbedder (against an OpenAI-compatible server in this suite)', (
     await expect(e.embed(['x'])).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE', retriable: true });
     const wrong = new OpenAiEmbedder({ baseURL: ok.url, model: 'm', dim: 16 });
     await expect(wrong.embed(['x'])).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+  });
+});
+
+describe('GuardedEmbedder', () => {
+  it("passes the texts' kind (query or passage) to the embedder it guards, chunk by chunk", async () => {
+    const kinds: (string | undefined)[] = [];
+    const inner: Embedder = {
+      id: 'fake',
+      dim: 1,
+      embed: async (texts, opts) => {
+        kinds.push(opts?.kind);
+        return texts.map(() => [1]);
+      },
+    };
+    const g = new GuardedEmbedder(inner, { chunk: 2 });
+    expect(await g.embed(['a', 'b', 'c'], { kind: 'query' })).toEqual([[1], [1], [1]]);
+    await g.embed(['d']);
+    expect(kinds).toEqual(['query', 'query', undefined]);
+    await g.close();
   });
 });

@@ -1,5 +1,5 @@
 import { AtlasError, type BreakerLogger, type CircuitBreaker, dependencyBreaker, isDependencyFault } from '@atlas/core';
-import { type Embedder, providerUnavailable } from './embedder.js';
+import { type Embedder, type EmbedOptions, providerUnavailable } from './embedder.js';
 
 /** Texts per call through the breaker: each call has the spec's 10 s, however many texts a batch holds. */
 export const EMBED_CHUNK = 32;
@@ -80,31 +80,31 @@ export class GuardedEmbedder implements Embedder {
     );
   }
 
-  async embed(texts: readonly string[]): Promise<number[][]> {
+  async embed(texts: readonly string[], opts: EmbedOptions = {}): Promise<number[][]> {
     const out: number[][] = [];
     const chunk = this.opts.chunk ?? EMBED_CHUNK;
-    for (let i = 0; i < texts.length; i += chunk) out.push(...(await this.queued(texts.slice(i, i + chunk))));
+    for (let i = 0; i < texts.length; i += chunk) out.push(...(await this.queued(texts.slice(i, i + chunk), opts)));
     return out;
   }
 
   /** The tail of the calls in flight when `serial`: the next call starts (and its timeout runs) after it. */
   private tail: Promise<unknown> = Promise.resolve();
 
-  private queued(texts: readonly string[]): Promise<number[][]> {
-    if (!this.opts.serial) return this.call(texts);
+  private queued(texts: readonly string[], opts: EmbedOptions): Promise<number[][]> {
+    if (!this.opts.serial) return this.call(texts, opts);
     const run = this.tail.then(
-      () => this.call(texts),
-      () => this.call(texts),
+      () => this.call(texts, opts),
+      () => this.call(texts, opts),
     );
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private async call(texts: readonly string[]): Promise<number[][]> {
+  private async call(texts: readonly string[], opts: EmbedOptions): Promise<number[][]> {
     const cold = !this.warmed;
     try {
       const vectors = await this.breaker.fire(
-        () => this.inner.embed(texts),
+        () => this.inner.embed(texts, opts),
         cold ? { timeoutMs: this.opts.coldStartTimeoutMs ?? EMBED_COLD_START_TIMEOUT_MS } : {},
       );
       this.warmed = true;

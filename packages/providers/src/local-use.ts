@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type Embedder, providerUnavailable } from './embedder.js';
+import { type Embedder, type EmbedOptions, providerUnavailable } from './embedder.js';
 
 interface Pending {
   resolve: (vectors: number[][]) => void;
@@ -16,7 +16,7 @@ interface Pending {
  * search's query embedding runs beside its keyword search. The worker serves the job with the fewest texts
  * left first, between batches of 16, so a search's one-text job waits for at most one batch of a backfill.
  * The worker does not keep the process alive when idle. Errors: PROVIDER_UNAVAILABLE (retriable); a crashed
- * worker is replaced on the next call.
+ * worker is replaced on the next call. USE-lite has no query/passage prefixes: `opts.kind` is ignored.
  */
 export class LocalSentenceEncoder implements Embedder {
   readonly id = 'use-lite-512@energetic-ai-0.2.0';
@@ -25,7 +25,7 @@ export class LocalSentenceEncoder implements Embedder {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
 
-  async embed(texts: readonly string[]): Promise<number[][]> {
+  async embed(texts: readonly string[], _opts?: EmbedOptions): Promise<number[][]> {
     if (texts.length === 0) return [];
     const worker = this.start();
     const id = this.nextId++;

