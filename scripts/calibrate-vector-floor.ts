@@ -37,7 +37,7 @@ const evidenceCos: number[] = [];
 const otherCos: number[] = [];
 for (const q of set.questions) {
   const mine = facts.get(q.channelId) ?? [];
-  const [vector] = await emb.embedder.embed([q.question]);
+  const [vector] = await emb.embedder.embed([q.question], { kind: 'query' }); // as search embeds a query
   const sims = await emb.vectors.similarities({
     vector: vector!,
     model: emb.embedder.id,
