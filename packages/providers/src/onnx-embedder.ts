@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
-import { type Embedder, type EmbedOptions, providerUnavailable } from './embedder.js';
+import type { Embedder, EmbedOptions } from './embedder.js';
+import { EncoderWorker } from './encoder-worker.js';
 import type { ModelFiles } from './models/cache.js';
 import type { OnnxModel } from './models/catalog.js';
 
@@ -10,11 +10,6 @@ export interface OnnxEmbedderOptions {
   files: ModelFiles;
   /** onnxruntime's intra-op threads (EMBEDDING_THREADS; default 1). Above 1, its threads do not spin-wait. */
   threads?: number;
-}
-
-interface Pending {
-  resolve: (vectors: number[][]) => void;
-  reject: (err: unknown) => void;
 }
 
 /**
@@ -31,73 +26,35 @@ interface Pending {
 export class OnnxEmbedder implements Embedder {
   readonly id: string;
   readonly dim: number;
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly worker: EncoderWorker;
 
   constructor(private readonly opts: OnnxEmbedderOptions) {
     this.id = opts.model.id;
     this.dim = opts.model.dim;
+    const { model, files, threads } = opts;
+    this.worker = new EncoderWorker(new URL('./onnx-embedder-worker.mjs', import.meta.url), `ONNX encoder ${this.id}`, {
+      onnx: files.onnx,
+      tokenizer: files.tokenizer,
+      pooling: model.pooling,
+      maxTokens: model.maxTokens,
+      threads: Math.max(1, Math.floor(threads ?? 1)),
+    });
   }
 
   async embed(texts: readonly string[], opts: EmbedOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return [];
     const m = this.opts.model;
     const prefix = opts.kind === 'query' ? m.queryPrefix : m.passagePrefix;
-    const worker = this.start();
-    const id = this.nextId++;
-    const done = new Promise<number[][]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    worker.ref();
-    worker.postMessage({ id, texts: texts.map((t) => prefix + t) });
-    return done;
+    return this.worker.run(texts.map((t) => prefix + t));
   }
 
   /** Stops the worker thread (a later `embed` starts a new one). */
-  async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    this.fail(new Error('encoder closed'));
-    await w?.terminate();
+  close(): Promise<void> {
+    return this.worker.close();
   }
 
   /** Whether a worker thread is running (tests). */
   get running(): boolean {
-    return this.worker !== undefined;
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const { model, files, threads } = this.opts;
-    const worker = new Worker(new URL('./onnx-embedder-worker.mjs', import.meta.url), {
-      workerData: {
-        onnx: files.onnx,
-        tokenizer: files.tokenizer,
-        pooling: model.pooling,
-        maxTokens: model.maxTokens,
-        threads: Math.max(1, Math.floor(threads ?? 1)),
-      },
-    });
-    worker.on('message', (msg: { id: number; vectors?: Float32Array[]; error?: string }) => {
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (this.pending.size === 0) worker.unref();
-      if (msg.error !== undefined) p.reject(providerUnavailable(`ONNX encoder ${this.id}`, new Error(msg.error)));
-      else p.resolve((msg.vectors ?? []).map((v) => Array.from(v)));
-    });
-    const down = (err: unknown) => {
-      if (this.worker === worker) this.worker = undefined;
-      this.fail(err);
-    };
-    worker.on('error', down);
-    worker.on('exit', (code) => down(new Error(`encoder worker exited with code ${code}`)));
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  private fail(err: unknown): void {
-    for (const p of this.pending.values()) p.reject(providerUnavailable(`ONNX encoder ${this.id}`, err));
-    this.pending.clear();
+    return this.worker.running;
   }
 }
