@@ -161,8 +161,16 @@ export class SyncStore {
       .execute();
   }
 
+  /**
+   * The job's row and, when it has a cursor or completed, the channel's state, in one transaction: a reader that sees
+   * the job completed also sees the channel's last_sync (GET /api/sync/schedules right after a sync finished).
+   */
   private async update(d: SyncJobUpdated): Promise<void> {
-    await this.db
+    await this.db.transaction().execute((trx) => this.updateIn(trx, d));
+  }
+
+  private async updateIn(db: Kysely<SyncTables>, d: SyncJobUpdated): Promise<void> {
+    await db
       .insertInto('sync_jobs')
       .values({
         job_id: d.jobId,
@@ -210,7 +218,7 @@ export class SyncStore {
       .execute();
     const completed = d.status === 'completed';
     if (d.cursor === null && !completed) return;
-    await this.db
+    await db
       .insertInto('sync_channels')
       .values({
         channel_id: d.channelId,
