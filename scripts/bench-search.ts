@@ -30,7 +30,7 @@ for (const size of SIZES) {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/search`;
   // Baseline beside it: the same database with the vector store searching in SQL only (pgvector HNSW).
-  const sqlOnly = new PgVectorStore(rt.database.db, embedder.dim);
+  const sqlOnly = new PgVectorStore(rt.database.db, embedder.dim, { table: rt.vectorSpaces!.active().space.index });
   const baseline = await buildApp(apiPorts({ ...rt, embeddings: { ...rt.embeddings!, vectors: sqlOnly } }));
   await baseline.listen({ port: 0, host: '127.0.0.1' });
   const baselineUrl = `http://127.0.0.1:${(baseline.server.address() as AddressInfo).port}/api/search`;

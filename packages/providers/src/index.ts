@@ -3,7 +3,7 @@ import type { Embedder } from './embedder.js';
 import { EMBED_CHUNK, GuardedEmbedder, LOCAL_EMBED_CHUNK, LOCAL_EMBED_TIMEOUT_MS } from './guarded-embedder.js';
 import { LocalSentenceEncoder } from './local-use.js';
 import { cachedModel } from './models/cache.js';
-import { modelsDir, onnxModel } from './models/catalog.js';
+import { modelsDir, ONNX_MODEL_NAMES, onnxModel } from './models/catalog.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 import { OpenAiEmbedder } from './openai-embedder.js';
 
@@ -62,11 +62,49 @@ export const createEmbedder = (cfg: Config, opts: { logger?: EmbedderLogger | nu
         dim: cfg.EMBEDDING_DIM,
       })
     : createLocalEmbedder(cfg, opts);
-  // The in-process model: small chunks, one at a time (time spent waiting for the CPU behind another call is no
-  // outage). The ONNX encoder is ~3x faster than USE-lite and batches by 32: it gets chunks of 32.
-  return new GuardedEmbedder(inner, {
+  return guardEmbedder(inner, cfg, remote, opts);
+};
+
+// The in-process model: small chunks, one at a time (time spent waiting for the CPU behind another call is no
+// outage). The ONNX encoder is ~3x faster than USE-lite and batches by 32: it gets chunks of 32.
+const guardEmbedder = (
+  inner: Embedder,
+  cfg: Pick<Config, 'BREAKER_RESET_MS'>,
+  remote: boolean,
+  opts: { logger?: EmbedderLogger | null },
+): GuardedEmbedder =>
+  new GuardedEmbedder(inner, {
     logger: opts.logger ?? null,
     breaker: { resetMs: cfg.BREAKER_RESET_MS, ...(remote ? {} : { timeoutMs: LOCAL_EMBED_TIMEOUT_MS }) },
     ...(remote ? {} : { chunk: inner instanceof OnnxEmbedder ? EMBED_CHUNK : LOCAL_EMBED_CHUNK, serial: true }),
   });
+
+/**
+ * The embedder of a model id stored beside vectors (Embedder.id), behind its breaker as createEmbedder's, or null
+ * when it cannot be had here: an ONNX model not in the cache, an endpoint's model other than the configured one, an
+ * unknown id. What serves the queries of a vector space built by an earlier configuration while its replacement is
+ * rebuilt (docs/models.md "Changing the model"). Never fetches.
+ */
+export const createEmbedderForModel = (
+  modelId: string,
+  cfg: Config,
+  opts: { logger?: EmbedderLogger | null } = {},
+): GuardedEmbedder | null => {
+  if (modelId === LocalSentenceEncoder.ID) return guardEmbedder(new LocalSentenceEncoder(), cfg, false, opts);
+  const onnx = ONNX_MODEL_NAMES.map((n) => onnxModel(n)).find((m) => m?.id === modelId);
+  if (onnx) {
+    const cached = cachedModel(onnx, modelsDir(cfg));
+    return cached
+      ? guardEmbedder(
+          new OnnxEmbedder({ model: onnx, files: cached.files, threads: cfg.EMBEDDING_THREADS }),
+          cfg,
+          false,
+          opts,
+        )
+      : null;
+  }
+  const configured = cfg.EMBEDDING_PROVIDER === 'none' ? null : createEmbedder(cfg, { ...opts, logger: null });
+  if (configured?.id === modelId) return configured;
+  void configured?.close?.();
+  return null;
 };

@@ -14,7 +14,9 @@ import { EncoderWorker } from './encoder-worker.js';
  * worker is replaced on the next call. USE-lite has no query/passage prefixes: `opts.kind` is ignored.
  */
 export class LocalSentenceEncoder implements Embedder {
-  readonly id = 'use-lite-512@energetic-ai-0.2.0';
+  /** The id of its vectors (Embedder.id). */
+  static readonly ID = 'use-lite-512@energetic-ai-0.2.0';
+  readonly id = LocalSentenceEncoder.ID;
   readonly dim = 512;
   private readonly worker = new EncoderWorker(
     new URL('./local-use-worker.mjs', import.meta.url),

@@ -46,6 +46,7 @@ export * from './vector/create.js';
 export * from './vector/pgvector-store.js';
 export type * from './vector/port.js';
 export * from './vector/qdrant-store.js';
+export * from './vector/spaces.js';
 export * from './wiki/jobs.js';
 export * from './wiki/migrations.js';
 export * from './wiki/types.js';

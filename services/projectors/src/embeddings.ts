@@ -121,3 +121,31 @@ export const backfillEmbeddings = async (
   }
   return { processed, remaining: await deps.backlog.count() };
 };
+
+/**
+ * The rebuild of a vector space (docs/models.md "Changing the model"): the embeddings projector's work into the space
+ * being built, under its own consumer group (`atlas.projector.embeddings-rebuild`) replayed from the beginning of
+ * atlas.facts while the embeddings projector keeps the active space current. No backlog and no write intents: a
+ * provider failure fails the batch, which the runner retries (the rebuild waits for the provider instead of leaving
+ * holes in the new space). `vectors` is the building space's store, `embedder` the configured model's.
+ * Not in PROJECTORS: rebuildVectorSpace starts it.
+ */
+export const embeddingsRebuildProjector: Projector<
+  Pick<EmbeddingsDeps, 'embedder' | 'vectors'>,
+  'FactsExtracted' | 'ChannelDataDeleted'
+> = {
+  name: 'embeddings-rebuild',
+  topics: [TOPICS.facts],
+  handles: ['FactsExtracted', 'ChannelDataDeleted'],
+  reset: ({ vectors }) => vectors.truncate(),
+  async handle(events, deps) {
+    for (const run of runsOfType(events)) {
+      if (run.type === 'FactsExtracted')
+        await embedSets(
+          run.events.map((e) => e.data),
+          deps,
+        );
+      else for (const { data } of run.events) await deps.vectors.deleteChannel(data.channelId);
+    }
+  },
+};

@@ -1,5 +1,5 @@
 import { groupOf, type LagRow } from '@atlas/eventlog';
-import { PROJECTORS } from '@atlas/projectors';
+import { embeddingsRebuildProjector, PROJECTORS } from '@atlas/projectors';
 import { activeProjectors, projectorOf, type Runtime } from './runtime.js';
 
 /**
@@ -40,6 +40,9 @@ export const projectorLagRows = async (rt: Runtime): Promise<LagRow[]> => {
   const rows: LagRow[] = [];
   for (const p of PROJECTORS.filter((x) => activeProjectors(rt).includes(x.name)))
     rows.push(...(await rt.eventLog.lag(groupOf(p), p.topics)));
+  // A vector space being rebuilt: its consumer group's lag is the rebuild's progress.
+  if (rt.vectorSpaces?.building())
+    rows.push(...(await rt.eventLog.lag(groupOf(embeddingsRebuildProjector), embeddingsRebuildProjector.topics)));
   return rows;
 };
 

@@ -161,7 +161,7 @@ export const openRuntime = async (
       redis?.disconnect();
       llm.fast?.shutdown();
       llm.quality?.shutdown();
-      await stores.embeddings?.embedder.close?.();
+      await stores.vectorSpaces?.close();
       breakers.shutdown();
       await stores.graph.close();
       await eventLog.close();

@@ -2,6 +2,7 @@ import { groupOf, type Projector, type ResetTarget, runProjector, type Subscript
 import { backfillEmbeddings, type EmbeddingsDeps } from '@atlas/projectors';
 import { projectorLag, waitForProjectors } from './lag.js';
 import { backfillRuntimeEntities, depsOf } from './projector-deps.js';
+import { rebuildVectorSpace, startVectorSpaceRebuild } from './rebuild-embeddings.js';
 import { backfillOnRecovery, withCleanup } from './recovery.js';
 import { activeProjectors, type ProjectorLogger, projectorOf, type Runtime } from './runtime.js';
 import { startRuntimeWikiWorker } from './wiki-wiring.js';
@@ -45,6 +46,9 @@ const recoveryBackfill = (rt: Runtime, name: string, log?: ProjectorLogger): (()
 /** Starts every projector of the embedded profile. */
 export const startProjectors = async (rt: Runtime, log?: ProjectorLogger): Promise<Subscription[]> => {
   const subs = await Promise.all(activeProjectors(rt).map((n) => startProjector(rt, n, log)));
+  // The model changed (or a rebuild was interrupted): the vector index is rebuilt beside the serving one.
+  const rebuild = activeProjectors(rt).includes('embeddings') ? startVectorSpaceRebuild(rt, log) : null;
+  if (rebuild) subs.push(rebuild);
   // The wiki worker runs the wiki's refresh and rebuild jobs beside the wiki projector.
   const wikiWorker = activeProjectors(rt).includes('wiki') ? await startRuntimeWikiWorker(rt, log) : null;
   return wikiWorker ? [...subs, wikiWorker] : subs;
@@ -61,6 +65,8 @@ export interface ReplayResult {
  * Replays one projector (`atlas replay`): resets its consumer group's offsets on each of its topics
  * to `from`, empties its read store when replaying from the beginning, and runs it until it has caught
  * up. The projector must not be running elsewhere (Kafka refuses to reset a group with members).
+ * `embeddings` is replayed into a new vector space beside the serving one instead (rebuildVectorSpace, from the
+ * beginning whatever `from` says): search keeps answering, and the embeddings projectors may keep running.
  */
 export const replayProjector = async (
   rt: Runtime,
@@ -68,6 +74,11 @@ export const replayProjector = async (
   from: ResetTarget = 'earliest',
   log?: ProjectorLogger,
 ): Promise<ReplayResult> => {
+  if (name === 'embeddings') {
+    // A new vector space beside the serving one, switched to once caught up (rebuildVectorSpace).
+    const r = await rebuildVectorSpace(rt, { force: true, log });
+    return { projector: name, events: r?.events ?? 0, seconds: r?.seconds ?? 0 };
+  }
   const p = projectorOf(name) as Projector<unknown>;
   const t0 = performance.now();
   for (const topic of p.topics) await rt.eventLog.resetOffsets(groupOf(p), topic, from);

@@ -30,6 +30,7 @@ import type {
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { Redis } from 'ioredis';
 import type { AuditSink } from './audit-wiring.js';
+import type { VectorSpaces } from './vector-spaces.js';
 
 /** Everything one Atlas process of the embedded profile wires together. */
 export interface Runtime {
@@ -55,6 +56,11 @@ export interface Runtime {
    */
   embeddings: { embedder: Embedder; vectors: VectorStore; backlog: EmbeddingBacklog } | null;
   embeddingsUnavailable: string | null;
+  /**
+   * The vector spaces behind `embeddings` (null without embeddings): the active one, and one being rebuilt when the
+   * configured model changed (rebuildVectorSpace; docs/models.md "Changing the model").
+   */
+  vectorSpaces: VectorSpaces | null;
   /** The wiki's clusters, pages, versions and generation state (beside the other stores). */
   wiki: WikiStore<WikiPage, WikiStructure>;
   /** The wiki's job history (refresh and rebuild jobs, written by the wiki worker). */
@@ -154,4 +160,9 @@ export const projectorOf = (name: string) => {
 };
 
 /** The logger projectors report skipped and failed events to (pino's or the console's warn and error). */
-export type ProjectorLogger = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+export type ProjectorLogger = {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  /** Progress of long work (a vector space rebuild); optional. */
+  info?(obj: object, msg: string): void;
+};

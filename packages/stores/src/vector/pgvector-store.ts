@@ -8,30 +8,33 @@ import type { FactVector, VectorQuery, VectorStore } from './port.js';
 const CHUNK = 200;
 const literal = (v: readonly number[]) => `[${v.map((x) => x.toFixed(7)).join(',')}]`;
 
+/** The table of the vector store of one dimension before vector spaces (`vector_facts_<dim>`): a legacy space's. */
+export const legacyVectorTable = (dim: number): string => `vector_facts_${dim}`;
+
 /**
- * Creates the vector table of one dimension (`vector_facts_<dim>`) with an HNSW cosine index.
- * Idempotent. Needs the pgvector extension (PGlite ships it; a server must have it installed).
+ * Creates a vector table (`table`, default `vector_facts_<dim>`; a vector space names its own, spaces.ts) of
+ * `dim`-long vectors with an HNSW cosine index. Idempotent. Needs the pgvector extension (PGlite ships it; a server
+ * must have it installed). `table` must be a plain SQL identifier ([a-z0-9_]).
  */
-export const migrateVectors = async (db: MigrationDb, dim: number): Promise<void> => {
+export const migrateVectors = async (db: MigrationDb, dim: number, table = legacyVectorTable(dim)): Promise<void> => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`not a vector table name: ${table}`);
   await sql`create extension if not exists vector`.execute(db);
-  await runMigrations(db, `vectors_${dim}`, {
-    [`0001_vector_facts_${dim}`]: {
+  // The legacy table's migration keeps its old name (`vectors_<dim>`), so existing data dirs see it as applied.
+  const key = table === legacyVectorTable(dim) ? `vectors_${dim}` : `vectors_${table}`;
+  await runMigrations(db, key, {
+    [`0001_${table}`]: {
       async up(db: MigrationDb) {
-        const t = sql.raw(`vector_facts_${dim}`);
+        const t = sql.raw(table);
         await sql`create table if not exists ${t} (
           fact_id uuid primary key, message_id uuid not null, channel_id text not null, model text not null,
           embedding vector(${sql.raw(String(dim))}) not null, fact_type text not null, importance text not null,
           topic_tags text[] not null default '{}', entity_tags text[] not null default '{}', author_name text not null,
           message_ts timestamptz not null)`.execute(db);
-        await sql`create index if not exists ${sql.raw(`vector_facts_${dim}_hnsw`)} on ${t} using hnsw (embedding vector_cosine_ops)`.execute(
+        await sql`create index if not exists ${sql.raw(`${table}_hnsw`)} on ${t} using hnsw (embedding vector_cosine_ops)`.execute(
           db,
         );
-        await sql`create index if not exists ${sql.raw(`vector_facts_${dim}_message`)} on ${t} (message_id)`.execute(
-          db,
-        );
-        await sql`create index if not exists ${sql.raw(`vector_facts_${dim}_channel`)} on ${t} (channel_id)`.execute(
-          db,
-        );
+        await sql`create index if not exists ${sql.raw(`${table}_message`)} on ${t} (message_id)`.execute(db);
+        await sql`create index if not exists ${sql.raw(`${table}_channel`)} on ${t} (channel_id)`.execute(db);
       },
     },
   });
@@ -76,6 +79,8 @@ export interface PgVectorStoreOptions {
    * when it writes to the channel, and cannot see another process's writes.
    */
   memoryIndexMaxVectors?: number;
+  /** The table (migrateVectors made it); default `vector_facts_<dim>`. A vector space names its own (spaces.ts). */
+  table?: string;
 }
 
 /**
@@ -85,6 +90,8 @@ export interface PgVectorStoreOptions {
  */
 export class PgVectorStore implements VectorStore {
   private readonly table: RawBuilder<unknown>;
+  /** The table's name (`vector_facts_<dim>`, or a vector space's). */
+  readonly tableName: string;
   private readonly maxInMemory: number;
   /** Channel → its matrix (or null: too big to hold), most recently used last. */
   private readonly matrices = new Map<string, Promise<ChannelMatrix | null>>();
@@ -100,12 +107,19 @@ export class PgVectorStore implements VectorStore {
     readonly dim: number,
     opts: PgVectorStoreOptions = {},
   ) {
-    this.table = sql.raw(`vector_facts_${dim}`);
+    this.tableName = opts.table ?? legacyVectorTable(dim);
+    this.table = sql.raw(this.tableName);
     this.maxInMemory = opts.memoryIndexMaxVectors ?? 0;
   }
 
   async truncate(): Promise<void> {
     await sql`truncate table ${this.table}`.execute(this.db);
+    this.matrices.clear();
+  }
+
+  /** Drops the table and its indexes (a retired vector space). Idempotent. */
+  async drop(): Promise<void> {
+    await sql`drop table if exists ${this.table}`.execute(this.db);
     this.matrices.clear();
   }
 

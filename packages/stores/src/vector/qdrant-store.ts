@@ -10,6 +10,8 @@ export interface QdrantOptions {
   apiKey?: string | undefined;
   /** Collection name prefix (QDRANT_COLLECTION, default `atlas_facts`); the collection is `<prefix>_<dim>`. */
   collection?: string | undefined;
+  /** The whole collection name, instead of `<prefix>_<dim>` (a vector space names its own, spaces.ts). */
+  collectionName?: string | undefined;
   dim: number;
 }
 
@@ -43,7 +45,7 @@ export class QdrantVectorStore implements VectorStore {
 
   constructor(private readonly opts: QdrantOptions) {
     this.client = new QdrantClient({ url: opts.url, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
-    this.collection = `${opts.collection ?? 'atlas_facts'}_${opts.dim}`;
+    this.collection = opts.collectionName ?? `${opts.collection ?? 'atlas_facts'}_${opts.dim}`;
   }
 
   /** Creates the collection and its payload indexes unless they exist. Idempotent. */
