@@ -46,6 +46,7 @@ describe('resolvePronouns', () => {
       'Alice and team fixed it in their next release and they will ship it',
     ],
     ['it is fixed in our new release', 'it is fixed in the new release'],
+    ['our team fixed it today', "Alice's team fixed it today"],
     ['by sharing our stories we can help', 'by sharing their stories Alice and team can help'],
     ['we use both, but I think they are fussy', 'Alice and team use both, but Alice thinks they are fussy'],
     // question word order keeps the base form; quoted speech is left as written

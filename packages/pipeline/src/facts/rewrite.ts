@@ -141,7 +141,7 @@ const WE_FULL: Record<string, string> = { re: 'are', ve: 'have', ll: 'will', d: 
  * → `Alice will upgrade`, `I think` → `Alice thinks`, `my` → `Alice's`), later ones become singular "they"
  * (`they`, `their`, `them`, `themselves`, `they're`); the first `we` becomes `Alice and team` (once nobody is named),
  * later ones `they`; `our` becomes `their` once someone is named or a first-person subject follows ("By sharing
- * our stories, we …"), else `the` ("fixed in our new release" → "fixed in the new release"). "Named" means the author's name
+ * our stories, we …"), else `Alice's` when it opens the text ("Our team …"), else `the` ("fixed in our new release" → "fixed in the new release"). "Named" means the author's name
  * already appears earlier in the text (so `Alice thinks I …` gives `Alice thinks they …`). Leaves code alone
  * (backtick spans, identifiers and symbols such as `(require 'my-namespace)`, `:my/key`, `my_var`) and quoted speech
  * ("…", “…”). Pure; returns the rewritten text.
@@ -171,7 +171,7 @@ const resolveProse = (s: string, author: string, state: ResolveState): string =>
     last = m.index + m[0].length;
     const before = state.out + out;
     const named = state.authorRe.test(before);
-    // "alice and team use both, but I think …": a later "I" is alice again, not "they"
+    // "alice and team use both, but I think …": a later subject "I" is alice again, not "they"
     const namedAlone = state.authorRe.test(before.replaceAll(`${author} and team`, ''));
     const they = /(^|[.!?]\s+)$/.test(before) && before.trim() !== '' ? 'They' : 'they';
     const g = m.groups ?? {};
@@ -184,18 +184,28 @@ const resolveProse = (s: string, author: string, state: ResolveState): string =>
       const apostrophe = g.wecon.charAt(2);
       out += named || state.team ? `${they}${apostrophe}${c}` : `${author} and team ${WE_FULL[c]}`;
       state.team = true;
-    } else if (g.my) out += namedAlone ? 'their' : `${author}'s`;
-    else if (g.me) out += namedAlone ? (g.me === 'me' ? 'them' : 'themselves') : author;
+    } else if (g.my) out += named ? 'their' : `${author}'s`;
+    else if (g.me) out += named ? (g.me === 'me' ? 'them' : 'themselves') : author;
     else if (g.our) {
       // "By sharing our stories, we can …": a subject still to come makes "their" clear; else "our release" → "the release"
       const subjectLater = /(?<![\w.])(?:[Ii]|[Ww]e)\b/.test(s.slice(last)) || state.authorRe.test(s.slice(last));
-      out += g.our.length === 4 ? 'theirs' : named || state.team || subjectLater ? 'their' : 'the';
+      const opensText = (state.out + out).trim() === '';
+      out +=
+        g.our.length === 4
+          ? 'theirs'
+          : named || state.team || subjectLater
+            ? 'their'
+            : opensText
+              ? `${author}'s` // "Our team fixed it" → "Bob's team fixed it"
+              : 'the';
     } else if (g.we) {
       out += named || state.team ? they : `${author} and team`;
       state.team = true;
     } else if (g.i) {
       // "can I use …" (a question's word order): the verb after "I" stays in its base form
-      const inverted = /\b(?:can|could|should|would|will|do|did|may|might|must|shall)\s+$/i.test(before);
+      const inverted =
+        /\b(?:can|could|should|would|will|do|did|may|might|must|shall)\s+$/i.test(before) &&
+        !/^(?:am|was)$/i.test(g.verb ?? '');
       const verb = g.verb && (namedAlone ? theyForm(g.verb) : inverted ? g.verb : thirdPerson(g.verb));
       out += `${namedAlone ? they : author}${g.verb ? `${g.s1}${g.adv ?? ''}${verb}` : ''}`;
     }
@@ -300,7 +310,7 @@ export const buildMemoryText = ({ sentence, cls, author, thread, isReply, mentio
     );
     const to = addressees[0] ?? cls.owner;
     const who = to === 'someone' ? 'someone' : `@${to}`;
-    body = m?.[1] ? `${author} asked ${who} to ${resolvePronouns(m[1], author)}` : resolvePronouns(body, author);
+    body = resolvePronouns(m?.[1] ? `${author} asked ${who} to ${m[1]}` : body, author);
   } else {
     const resolved = resolvePronouns(restoreSubject(body, author), author);
     const attributed = resolved.includes(author);
