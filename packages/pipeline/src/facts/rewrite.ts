@@ -276,14 +276,15 @@ const restoreSubject = (body: string, author: string): string => {
   return `${author} ${aux}${adverbs}${verb}${body.slice(m[0].length)}`;
 };
 
-/**
- * Builds an atomic, self-contained memory_text: openers stripped, first person resolved to the author,
- * questions as `Alice asked: "…"`, requests as `Alice asked Bob to …`, unattributed opinions as
- * `Alice thinks …`, and short or anaphoric replies suffixed with the thread root they answer.
- */
 /** A shared file described in brackets, as importers write captions and alt texts: `[image: a photo of a lake]`. */
 export const MEDIA_CAPTION = /^\[(image|photo|picture|video|file|attachment):\s*(.+?)\]$/i;
 
+/**
+ * Builds an atomic, self-contained memory_text: openers stripped, the author named once (resolvePronouns),
+ * questions as `Alice asked: "…"`, requests as `Alice asked Bob to …`, unattributed opinions as
+ * `Alice thinks …`, and short or anaphoric replies suffixed with the thread root they answer. At most
+ * MEMORY_TEXT_MAX characters.
+ */
 export const buildMemoryText = ({ sentence, cls, author, thread, isReply, mentions }: RewriteInput): string => {
   const media = sentence.trim().match(MEDIA_CAPTION);
   if (media)
