@@ -366,6 +366,49 @@ describe('OfflineEntityExtractor: decisions', () => {
     });
   });
 
+  it('takes decision names from whole phrases, never ending mid-phrase', () => {
+    expect(decisionParts('bob and team have released acme version 1.4.2 in which the leak is fixed.', 'bob').name).toBe(
+      'Release acme version 1.4.2',
+    );
+    expect(
+      decisionParts(
+        'bob and team have released Acme v2.3 with support for reading deletes from the Mongo change stream using pre-images.',
+        'bob',
+      ).name,
+    ).toBe('Release Acme v2.3 with support for reading deletes from the Mongo change stream');
+    expect(
+      decisionParts(
+        'bob and team have moved to an external NFS share instead of the bundled Acme NFS server pod.',
+        'bob',
+      ).name,
+    ).toBe('Move to an external NFS share instead of the bundled Acme NFS server pod');
+    expect(
+      decisionParts(
+        'bob and team have released the fix for issue https://github.com/o/acme/issues/42#c1 Please upgrade.',
+        'bob',
+      ).name,
+    ).toBe('Release the fix for issue #42');
+    expect(decisionParts('The fix has been released in v0.7.6. It fixes replica tables.', 'bob').name).toBe(
+      'Release fix in v0.7.6',
+    );
+    expect(
+      decisionParts('chore: bump the base image until Go 1.25 is out by @Bob in #38 (https://x/pull/38)', 'ci').name,
+    ).toBe('Bump the base image until Go 1.25 is out');
+  });
+
+  it('never ends a decision name on a preposition, article or conjunction (property)', () => {
+    const tails = ['in which it broke', 'for the team', 'using the new flag', 'and then the rest', 'with a', 'of the'];
+    const dangling = /\s(?:in|on|at|to|for|of|from|with|by|using|the|a|an|and|or|which)$/i;
+    for (let n = 4; n < 24; n++) {
+      for (const tail of tails) {
+        const body = `alice and team decided to ${'move the ingestion service to the new cluster '.slice(0, n * 3)} ${tail}.`;
+        const name = decisionParts(body, 'alice').name.replace(/…$/, '');
+        expect(name.length, name).toBeLessThanOrEqual(80);
+        expect(name, body).not.toMatch(dangling);
+      }
+    }
+  });
+
   it('keeps names short (≤ 80 characters) and credits a named decider', () => {
     const long = `alice and team decided to ${'rewrite the whole ingestion pipeline in Rust '.repeat(4)}.`;
     expect(decisionParts(long, 'alice').name.length).toBeLessThanOrEqual(80);

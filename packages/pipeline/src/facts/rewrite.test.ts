@@ -16,20 +16,56 @@ describe('resolvePronouns', () => {
   it.each([
     ["I'll upgrade to 1.9", 'Alice will upgrade to 1.9'],
     ['I think it works', 'Alice thinks it works'],
-    ['I guess so, but I also try hard', 'Alice guesses so, but Alice also tries hard'],
-    ["I've released it; my fork stays", "Alice has released it; Alice's fork stays"],
-    ["we've moved to deps.edn and we're happy", 'Alice and team have moved to deps.edn and Alice and team are happy'],
-    ['I dont know, I recently dove in', "Alice doesn't know, Alice recently dove in"],
+    ['I guess so, but I also try hard', 'Alice guesses so, but they also try hard'],
+    ["I've released it; my fork stays", 'Alice has released it; their fork stays'],
+    ["we've moved to deps.edn and we're happy", "Alice and team have moved to deps.edn and they're happy"],
+    ['I dont know, I recently dove in', "Alice doesn't know, they recently dove in"],
     ['i.e. nothing changes', 'i.e. nothing changes'],
     // Code is left alone: symbols, keywords, identifiers and backtick spans.
     [
       "I ran (require 'my-namespace :reload-all) on my laptop",
-      "Alice ran (require 'my-namespace :reload-all) on Alice's laptop",
+      "Alice ran (require 'my-namespace :reload-all) on their laptop",
     ],
     ['we read :my/key and my_var from our.core', 'Alice and team read :my/key and my_var from our.core'],
     ['my fix: `(let [me 1 my 2] (+ me my))`', "Alice's fix: `(let [me 1 my 2] (+ me my))`"],
   ])('%s → %s', (input, output) => {
     expect(resolvePronouns(input, 'Alice')).toBe(output);
+  });
+
+  it.each([
+    // named once: later first person reads as singular "they"
+    [
+      'I guess I discovered how to use mapcat - I replaced my concat call',
+      'Alice guesses they discovered how to use mapcat - they replaced their concat call',
+    ],
+    ["I'm sure I was wrong and I'm sorry", "Alice is sure they were wrong and they're sorry"],
+    ['give me a ping and I will help myself', 'give Alice a ping and they will help themselves'],
+    // "we" once as "Alice and team", then "they"; "our" as "the" until someone is named
+    [
+      'we fixed it in our next release and we will ship it',
+      'Alice and team fixed it in their next release and they will ship it',
+    ],
+    ['it is fixed in our new release', 'it is fixed in the new release'],
+    ['our team fixed it today', "Alice's team fixed it today"],
+    ['by sharing our stories we can help', 'by sharing their stories Alice and team can help'],
+    ['we use both, but I think they are fussy', 'Alice and team use both, but Alice thinks they are fussy'],
+    // question word order keeps the base form; quoted speech is left as written
+    ['so can I use it or can I not', 'so can Alice use it or can they not'],
+    ['Slack says "we are no longer able to" and I agree', 'Slack says "we are no longer able to" and Alice agrees'],
+  ])('names the author once: %s → %s', (input, output) => {
+    expect(resolvePronouns(input, 'Alice')).toBe(output);
+  });
+
+  it('names the author at most once in any first-person text (property)', () => {
+    const words = ['I', 'my', 'me', 'myself', "I'm", "I've", 'I think', 'we', 'our', "we're"];
+    const filler = ['the build', 'works', 'and', 'so', 'with', 'today', 'because'];
+    for (let n = 0; n < 200; n++) {
+      const parts: string[] = [];
+      for (let k = 0; k < 6; k++) parts.push(words[(n * 7 + k * 3) % words.length]!, filler[(n + k) % filler.length]!);
+      const out = resolvePronouns(parts.join(' '), 'Alice');
+      expect(out.match(/\bAlice\b(?! and team)/g)?.length ?? 0, out).toBeLessThanOrEqual(1);
+      expect(out.match(/\bAlice and team\b/g)?.length ?? 0, out).toBeLessThanOrEqual(1);
+    }
   });
 
   it('conjugates known verbs only', () => {
@@ -78,6 +114,23 @@ describe('buildMemoryText', () => {
       'Alice is looking forward to the conference next week.',
     );
     expect(build('Reading books is fun')).toBe('Reading books is fun.');
+  });
+
+  it("keeps the speaker's words where they stand alone", () => {
+    expect(build('Built something I will actually keep using myself!')).toBe(
+      'Alice built something they will actually keep using themselves!',
+    );
+    expect(build('Will try it out soon, had the same issue as Bob I guess, but now I copy by hand')).toBe(
+      'Alice will try it out soon, had the same issue as Bob, but now they copy by hand.',
+    );
+    expect(build('Just added a cache layer and trying to tune it')).toBe(
+      'Alice just added a cache layer and trying to tune it.',
+    );
+    expect(build('yea, I will believe it when the tests pass on CI')).toBe(
+      'Alice will believe it when the tests pass on CI.',
+    );
+    expect(build('Fixed in 1.2 by the upstream patch')).toBe('Fixed in 1.2 by the upstream patch.');
+    expect(build('The JVM is getting better all the time')).toBe('The JVM is getting better all the time.');
   });
 
   it('attributes questions and requests', () => {

@@ -52,7 +52,7 @@ const AUXILIARIES =
 const RELEASED_SUBJECT =
   /^(.{2,80}?)\s+(?:(?:is|was|has been|have been|are|just|now|finally)\s+)*(?:released|out|published|available|shipped|landed)\b/i;
 const CLAUSE_END =
-  /,\s+(?:which|but|and then|so|because|since|as|while|though|although|including|includes)\b|\s+(?:because|since|although|though|but|which|whereas)\s|;|\s+--?\s+|\.\s|:\s|!\s|\s\(|\.$|\s+https?:\/\//i;
+  /\s+(?:in|on|at|with|for|by|from|to|of|under|through) (?:which|whom)\b|(?<=#\d+)\s+(?=[A-Z])|\s+(?:where|whereby|who)\s|,\s+(?:which|but|and then|so|because|since|as|while|though|although|including|includes)\b|\s+(?:because|since|although|though|but|which|whereas)\s|;|\s+--?\s+|\.\s|:\s|!\s|\s\(|\.$|\s+https?:\/\//i;
 const IMPLEMENTED =
   /\b(done|shipped|merged|migrated|released|published|deployed|launched|switched|moved (?:over )?to|rolled out|is out|are out|is now available|now available|completed|finished|implemented|landed)\b/i;
 const PROPOSED =
@@ -75,6 +75,37 @@ const cutClause = (s: string): string => {
   return out.replace(/[\s,.;:!?]+$/, '').trim();
 };
 
+/** Words a name must not end on: prepositions, articles, conjunctions, auxiliaries, possessives. */
+const DANGLING_END =
+  /\s+(?:in|on|at|to|for|of|from|with|by|about|into|onto|over|under|after|before|than|as|via|per|using|the|a|an|and|or|but|so|that|which|because|if|when|while|until|since|its|their|his|her|my|our|your|is|are|was|were|be|been|will|would|not|most|likely|instead)$/i;
+/** Where a shorter name may end: before a preposition, conjunction or relative word, or at a comma. */
+const PHRASE_BREAK =
+  /,\s+|\s+(?=(?:instead of|as well as|rather than|because of|due to|in order to|in|on|at|to|for|of|from|with|by|about|into|over|under|after|before|using|via|and|or|but|so|which|that|while|until|since|when|if)\s)/gi;
+
+/**
+ * `name` at most `max` characters, cut where a phrase ends (before a preposition, conjunction or relative word, or at
+ * a comma) and never on a dangling word ("Release olake 0.7.3 in"); the longest such cut keeping at least half of
+ * `max`. Without one, cut at a word boundary with `…` (clip), trailing function words dropped first.
+ */
+export const clipPhrase = (name: string, max: number): string => {
+  const t = name.replace(/\s+/g, ' ').trim();
+  const trim = (s: string): string => {
+    let out = s.replace(/[\s,;:.-]+$/, '');
+    while (DANGLING_END.test(out)) out = out.replace(DANGLING_END, '').replace(/[\s,;:.-]+$/, '');
+    return out;
+  };
+  if (t.length <= max) return trim(t) || t;
+  let best = '';
+  for (const m of t.matchAll(PHRASE_BREAK)) {
+    if (m.index > max) break;
+    const cut = trim(t.slice(0, m.index));
+    if (cut.length > best.length) best = cut;
+  }
+  if (best.length >= max / 2) return best;
+  const clipped = clip(t, max);
+  return `${trim(clipped.replace(/…$/, ''))}…`;
+};
+
 /**
  * The decision a decision-type fact states (spec "Decision record": name, decided_by, status). The name is the
  * decision as a short imperative or noun phrase ("Use Postgres for the event log" from "alice and team decided to
@@ -83,11 +114,21 @@ const cutClause = (s: string): string => {
  * `agreed`.
  */
 export const decisionParts = (memoryText: string, author: string): DecisionParts => {
-  const body = factBody(memoryText);
+  const fact = factBody(memoryText);
+  // a changelog line, "chore(helm): suppress … by @bob in #388 (https://…)", names itself
+  const changelog = /^(?:chore|fix|feat|docs|refactor|perf|test|build|ci)(?:\([\w.-]+\))?!?:\s+/i;
+  const body = fact
+    .replace(changelog, '')
+    .replace(/\s+by @[\w.-]+(?: [A-Z][\w.-]*)? in #\d+\b/, '')
+    // "the fix for issue https://github.com/o/r/issues/380#…" → "the fix for issue #380"
+    .replace(/https?:\/\/github\.com\/[\w.-]+\/[\w.-]+\/(?:issues|pull)\/(\d+)\S*/g, '#$1');
   const S = new RegExp(`^(?:(?:so|then|in the end|finally|eventually|ok|now)[, ]+)*${subjectRe(author)}\\b`, 'i');
   const status: DecisionStatus = IMPLEMENTED.test(body) ? 'implemented' : PROPOSED.test(body) ? 'proposed' : 'agreed';
-  let best: { index: number; name: string; subject: string } | null = null;
+  let best: { index: number; name: string; subject: string } | null = changelog.test(fact)
+    ? { index: 0, name: cutClause(body), subject: '' }
+    : null;
   for (const [re, prefix] of DECISION_VERBS) {
+    if (best && changelog.test(fact)) break;
     const m = re.exec(body);
     if (!m || (best && m.index >= best.index)) continue;
     const rest = cutClause(body.slice(m.index + m[0].length));
@@ -105,8 +146,13 @@ export const decisionParts = (memoryText: string, author: string): DecisionParts
   }
   if (!best) {
     const r = RELEASED_SUBJECT.exec(cutClause(body.replace(/^(?:FYI|PSA|ANN|announcing)[,:\s-]+/i, '')));
-    if (r)
-      best = { index: 0, name: `Release ${(r[1]!.split(/,\s+/).at(-1) ?? '').replace(/^(?:the )/i, '')}`, subject: '' };
+    if (r) {
+      const version = /\b(?:released|out|published|available|shipped|landed)\s+in\s+(v?\d+(?:\.\d+)+[\w.-]*)/i.exec(
+        body,
+      );
+      const what = (r[1]!.split(/,\s+/).at(-1) ?? '').replace(/^(?:the )/i, '');
+      best = { index: 0, name: `Release ${what}${version ? ` in ${version[1]}` : ''}`, subject: '' };
+    }
   }
   if (!best) {
     const stripped = body.replace(S, '').replace(/^\s*(?:has|have|had|is|are|will|would|'ll)\s+/i, '');
@@ -124,7 +170,7 @@ export const decisionParts = (memoryText: string, author: string): DecisionParts
       ? null
       : subject.replace(/^(?:the|our)\s+/i, '');
   return {
-    name: clip(
+    name: clipPhrase(
       upperFirst(best.name.replace(/^(?:to|that)\s+/i, '').replace(/\[[\w.-]+\/([\w.-]+) "([^"]+)"\]/g, '$1 $2')),
       DECISION_NAME_MAX,
     ),

@@ -4,13 +4,13 @@ import { EVENT_VERB } from './events.js';
 import type { Mention } from './graph-builder.js';
 import { MEETING_PARTICIPATION, NEGATION } from './meetings.js';
 import type { MeetingSpan, Span } from './spans.js';
-import { esc, subjectRe } from './text.js';
+import { esc, selfPossessiveRe, selfSubjectRe } from './text.js';
 
 /** PARTICIPATED_IN: the author (or "we") attends, speaks at, presents at, hosts or will be at the meeting. */
 export const participates = (body: string, mt: MeetingSpan, author: string, mentions: readonly Mention[]): boolean => {
   const sentenceStart = Math.max(0, body.lastIndexOf('. ', mt.index) + 1);
   const before = body.slice(Math.max(sentenceStart, mt.index - 160), mt.index);
-  const subject = new RegExp(`\\b${subjectRe(author)}\\b`, 'gi');
+  const subject = new RegExp(`\\b${selfSubjectRe(author)}\\b`, 'gi');
   let last: RegExpExecArray | null = null;
   for (let m = subject.exec(before); m; m = subject.exec(before)) last = m;
   if (!last) return false;
@@ -47,7 +47,7 @@ const spanContext = (
 ): { S: string; before: string; after: string } => {
   const sent = sentenceAround(body, span.index, span.end);
   return {
-    S: subjectRe(author),
+    S: selfSubjectRe(author),
     before: body.slice(sent.from, span.index),
     after: body.slice(span.end, sent.from + sent.text.length),
   };
@@ -110,7 +110,7 @@ export const takesPart = (
     return 'implied';
   }
   // "Melanie's pottery class", "Caroline's talk": the author's event
-  if (new RegExp(`\\b${esc(author)}['’]s\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
+  if (new RegExp(`\\b${selfPossessiveRe(author)}\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
   return null;
 };
 
@@ -164,7 +164,7 @@ export const groupMembership = (
   );
   const a = after.match(afterRe);
   if (a) return /joined|goes|go to|belong|part of/i.test(a[1]!) ? 'explicit' : 'implied';
-  if (new RegExp(`\\b${esc(author)}['’]s\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
+  if (new RegExp(`\\b${selfPossessiveRe(author)}\\s+(?:[\\p{L}+'-]+\\s+){0,3}$`, 'iu').test(before)) return 'implied';
   return null;
 };
 
@@ -172,7 +172,7 @@ export const groupMembership = (
 export const isMember = (body: string, sourceText: string, t: Span, author: string): boolean => {
   const before = body.slice(Math.max(0, t.index - 80), t.index);
   const cue = new RegExp(
-    `\\b${subjectRe(author)}\\s+(?:(?:is|am|'m|are|'re|has been|have been|was|just|now|recently|also)\\s+)*(?:on|in|part of|a member of|member of|joining|joined|join|leading|leads|lead|running|runs|with)\\s+(?:the\\s+)?$`,
+    `\\b${selfSubjectRe(author)}\\s+(?:(?:is|am|'m|are|'re|has been|have been|was|just|now|recently|also)\\s+)*(?:on|in|part of|a member of|member of|joining|joined|join|leading|leads|lead|running|runs|with)\\s+(?:the\\s+)?$`,
     'i',
   );
   if (cue.test(before)) return true;

@@ -29,6 +29,15 @@ export const upperFirst = (s: string): string => (/^[a-z][a-z]/.test(s) ? s.char
 /** Regex source of the fact's subject: the author (as memory texts write "I"), `Author and team` ("we"), I, we. */
 export const subjectRe = (author: string): string => `(?:${esc(author)}(?:\\s+and\\s+team)?|I|we)`;
 
+/**
+ * subjectRe plus `they`: memory texts name the author once and write a later "I" as singular "they" ("Caroline went
+ * to the parade and they loved it"), so rules about the author's own doings (participation) read it too.
+ */
+export const selfSubjectRe = (author: string): string => `(?:${esc(author)}(?:\\s+and\\s+team)?|I|we|they)`;
+
+/** Regex source of the author's possessive in a memory text: `Caroline's`, or `their` after the author was named. */
+export const selfPossessiveRe = (author: string): string => `(?:${esc(author)}['’]s|their)`;
+
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 export const MONTHS = [
   'january',
