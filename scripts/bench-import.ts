@@ -7,6 +7,11 @@
  * but extracts no entities: `graph share` is what entity extraction and the graph store add. A fourth run turns write
  * intents off (no WriteIntentCreated, no store outcomes, no reconciler projector): `intents share` is what the write
  * intents add (spec "Write intent (two-phase persist)"). `BENCH_SETS=slack-olake,discord-ethglobal` picks data sets.
+ *
+ * A second table compares the local encoders on the full pipeline, in turns in the same run: USE-lite (the baseline,
+ * the default before issue 24) and the ONNX encoders of `BENCH_ENCODERS` (default e5-small-v2; fetched first with
+ * `atlas models fetch`): seconds to lag 0, messages/s, and vectors/s (vectors written / projection seconds).
+ * `BENCH_PHASES=0` skips the phase table, `BENCH_ENCODERS=none` the encoder table.
  */
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
@@ -26,9 +31,15 @@ const noEntities: EntityExtractor = {
   extract: async () => ({ entities: [], relationships: [], supersessions: [], people: [], decisions: [] }),
 };
 
-const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: EntityExtractor, writeIntents = true) => {
+const run = async (
+  dir: string,
+  extractor?: FactExtractor,
+  entityExtractor?: EntityExtractor,
+  writeIntents = true,
+  env: Record<string, string> = {},
+) => {
   const t0 = performance.now();
-  const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));
+  const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', ...env }));
   if (extractor) rt.extractor = extractor;
   if (entityExtractor) rt.entityExtractor = entityExtractor;
   rt.writeIntents = writeIntents;
@@ -40,13 +51,25 @@ const run = async (dir: string, extractor?: FactExtractor, entityExtractor?: Ent
   await drainProjectors(rt, 0, false);
   const t4 = performance.now();
   const facts = (await rt.documents.counts()).facts;
+  const vectors = (await rt.embeddings?.vectors.count()) ?? 0;
+  const model = rt.embeddings?.embedder.id ?? 'none';
   await rt.close();
-  return { messages: plan.messages.length, facts, open: t1 - t0, plan: t2 - t1, append: t3 - t2, project: t4 - t3 };
+  return {
+    messages: plan.messages.length,
+    facts,
+    vectors,
+    model,
+    open: t1 - t0,
+    plan: t2 - t1,
+    append: t3 - t2,
+    project: t4 - t3,
+  };
 };
 
 const rows: string[][] = [];
 const picked = process.env.BENCH_SETS?.split(',').map((x) => x.trim());
-for (const [name, rel] of SETS.filter(([n]) => !picked || picked.includes(n))) {
+const sets = SETS.filter(([n]) => !picked || picked.includes(n));
+for (const [name, rel] of process.env.BENCH_PHASES === '0' ? [] : sets) {
   const dir = path.join(DATA, rel);
   const base = await run(dir, noop);
   const noGraph = await run(dir, undefined, noEntities);
@@ -94,5 +117,38 @@ const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.le
 const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(line(head));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const r of rows) console.log(line(r));
-console.log('\nmsg/s = messages / (plan + append + project); open is the fixed cost of a fresh embedded database.');
+if (rows.length > 0) {
+  for (const r of rows) console.log(line(r));
+  console.log('\nmsg/s = messages / (plan + append + project); open is the fixed cost of a fresh embedded database.');
+}
+
+const encoders = (process.env.BENCH_ENCODERS ?? 'e5-small-v2').split(',').map((x) => x.trim());
+if (!encoders.includes('none')) {
+  const erows: string[][] = [];
+  for (const [name, rel] of sets) {
+    const dir = path.join(DATA, rel);
+    const runs = [];
+    for (const m of ['use-lite', ...encoders])
+      runs.push(await run(dir, undefined, undefined, true, { EMBEDDING_LOCAL_MODEL: m }));
+    const base = runs[0]!;
+    const secs = (r: typeof base) => (r.plan + r.append + r.project) / 1000;
+    for (const r of runs)
+      erows.push([
+        name,
+        r.model,
+        String(r.messages),
+        String(r.vectors),
+        secs(r).toFixed(1),
+        String(Math.round(r.messages / secs(r))),
+        String(Math.round(r.vectors / (r.project / 1000))),
+        `${(secs(base) / secs(r)).toFixed(2)}x`,
+      ]);
+  }
+  const ehead = ['data set', 'encoder', 'messages', 'vectors', 's to lag 0', 'msg/s', 'vectors/s', 'speed vs USE-lite'];
+  const ew = ehead.map((h, i) => Math.max(h.length, ...erows.map((r) => r[i]!.length)));
+  const eline = (r: string[]) => `| ${r.map((c, i) => c.padEnd(ew[i]!)).join(' | ')} |`;
+  console.log(`\n${eline(ehead)}`);
+  console.log(`|${ew.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of erows) console.log(eline(r));
+  console.log('\nEvery projector to lag 0 (embeddings included); vectors/s = vectors written / projection seconds.');
+}

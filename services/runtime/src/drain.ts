@@ -85,7 +85,8 @@ export interface DrainWatch {
 
 /**
  * Runs every projector of the runtime until every group has caught up (total lag 0, upstream groups checked first),
- * polling every 200 ms (or `watch.pollMs`), then stops them and refreshes the planner's statistics (PGlite has no
+ * polling every 200 ms (or `watch.pollMs`), and until a vector space rebuild it started has switched (docs/models.md
+ * "Changing the model"), then stops them and refreshes the planner's statistics (PGlite has no
  * autovacuum). `_appended`: unused (kept for the callers that pass a count). Throws what the projectors' start and
  * the log throw.
  */
@@ -97,6 +98,9 @@ export const drainProjectors = async (rt: Runtime, _appended = 0, watch: DrainWa
       if ((await projectorLag(rt)) === 0) break;
       await new Promise((r) => setTimeout(r, watch ? (watch.pollMs ?? 200) : 200));
     }
+    // A vector space being rebuilt (the model changed) is finished too: the store is left on one model.
+    const rebuild = subs.find((s) => 'done' in s) as { done?: Promise<unknown> } | undefined;
+    await rebuild?.done;
     if (watch) await watch.onPoll(); // idle: the counts are exact now
   } finally {
     await Promise.all(subs.map((s) => s.stop()));
