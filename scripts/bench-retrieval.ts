@@ -6,11 +6,12 @@
  * (minisearch, BM25+) in the same run; then search latency p50/p95 and ingest time.
  */
 import path from 'node:path';
-import { loadConfig } from '@atlas/core';
+import { type Config, loadConfig } from '@atlas/core';
 import { questionEntities } from '@atlas/pipeline';
 import { type LocomoQuestion, loadLocomo } from '@atlas/pipeline/testing';
+import { ONNX_MODELS } from '@atlas/providers';
 import { graphExpansion, searchMemories } from '@atlas/query';
-import { openRuntime } from '@atlas/runtime';
+import { openRuntime, type Runtime } from '@atlas/runtime';
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 import { ingestLocomo, score } from './bench/locomo.js';
@@ -19,7 +20,7 @@ const FILE = path.resolve(import.meta.dirname, '../../shared/data/locomo/locomo-
 const set = loadLocomo(FILE);
 /** Modes: keyword, vector, hybrid, and hybrid+graph (hybrid with graph-expanded retrieval). */
 type Mode = 'keyword' | 'vector' | 'hybrid' | 'hybrid+graph';
-const MODES = (process.env.BENCH_MODES ?? 'keyword').split(',') as Mode[];
+const MODES = (process.env.BENCH_MODES ?? 'keyword,vector,hybrid').split(',') as Mode[];
 
 type Ranker = (q: LocomoQuestion) => Promise<string[]>;
 const uniq = (ids: string[]) => [...new Set(ids)];
@@ -55,23 +56,46 @@ const bm25 = (stemmed: boolean): Ranker => {
 const bm25Plain = bm25(false);
 const bm25Stemmed = bm25(true);
 
-const t0 = performance.now();
-const rt = await openRuntime(
-  loadConfig({
-    ATLAS_DATA_DIR: 'memory://',
-    DATABASE_URL: '',
-    KAFKA_BROKERS: '',
-    QUALITY_THRESHOLD: process.env.QUALITY_THRESHOLD,
-  }),
-);
-const subs = await ingestLocomo(rt, set);
-const ingestSeconds = (performance.now() - t0) / 1000;
-const facts = (await rt.documents.counts()).facts;
-const graphSize = await rt.graph.counts();
+/** The local encoders compared (EMBEDDING_LOCAL_MODEL values), each in a runtime of its own. */
+const EMBEDDERS = (process.env.BENCH_EMBEDDERS ?? 'use-lite,e5-small-v2').split(
+  ',',
+) as Config['EMBEDDING_LOCAL_MODEL'][];
+/** Short names of the encoders in the table. */
+const SHORT: Record<string, string> = {
+  'use-lite': 'USE-lite',
+  'e5-small-v2': 'e5',
+  'bge-small-en-v1.5': 'bge',
+  'all-minilm-l6-v2': 'MiniLM',
+};
+
+/** A runtime with LoCoMo ingested, embedded by `model`; throws when the model falls back to another encoder. */
+const openIngested = async (model: Config['EMBEDDING_LOCAL_MODEL']) => {
+  const t0 = performance.now();
+  const rt = await openRuntime(
+    loadConfig({
+      ATLAS_DATA_DIR: 'memory://',
+      DATABASE_URL: '',
+      KAFKA_BROKERS: '',
+      QUALITY_THRESHOLD: process.env.QUALITY_THRESHOLD,
+      EMBEDDING_LOCAL_MODEL: model,
+      ATLAS_MODELS_DIR: process.env.ATLAS_MODELS_DIR,
+    }),
+  );
+  const id = rt.embeddings?.embedder.id ?? '';
+  const expected = model === 'use-lite' ? 'use-lite' : (ONNX_MODELS[model]?.id ?? model);
+  if (!id.startsWith(expected))
+    throw new Error(
+      `${model}: the runtime embeds with '${id || rt.embeddingsUnavailable}' (run 'atlas models fetch ${model}' or set ATLAS_MODELS_DIR)`,
+    );
+  const subs = await ingestLocomo(rt, set);
+  return { model, rt, subs, ingestSeconds: (performance.now() - t0) / 1000 };
+};
+const runtimes: Awaited<ReturnType<typeof openIngested>>[] = [];
+for (const m of EMBEDDERS) runtimes.push(await openIngested(m));
 
 const latencies: number[] = [];
 const atlas =
-  (mode: Mode): Ranker =>
+  (rt: Runtime, mode: Mode): Ranker =>
   async (q) => {
     const s = performance.now();
     const vectors = rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors };
@@ -92,16 +116,25 @@ const atlas =
     return uniq(res.results.map((r) => byId.get(r.memory.id)?.source_message_id ?? ''));
   };
 
+// Keyword search does not read vectors: it runs once (in the first runtime); every other mode once per encoder.
 const rankers: [string, Ranker][] = [
   ['BM25 raw messages (minisearch)', async (q) => uniq(await bm25Plain(q))],
   ['BM25 raw messages, stemmed, stop words', async (q) => uniq(await bm25Stemmed(q))],
-  ...MODES.map((m): [string, Ranker] => [`Atlas ${m}`, atlas(m)]),
+  ...(MODES.includes('keyword') ? [['Atlas keyword', atlas(runtimes[0]!.rt, 'keyword')] as [string, Ranker]] : []),
+  ...runtimes.flatMap(({ model, rt }) =>
+    MODES.filter((m) => m !== 'keyword').map((m): [string, Ranker] => [
+      `Atlas ${m} ${SHORT[model] ?? model}`,
+      atlas(rt, m),
+    ]),
+  ),
 ];
-const cats = [1, 2, 3, 4];
+const cats = [1, 2, 3, 4] as const;
 const names: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
-const rows: string[][] = [];
+type Sums = { r5: number; r10: number; rr: number; n: number };
+const results: { name: string; per: Map<number | 'all', Sums>; ms: number[] }[] = [];
 for (const [name, rank] of rankers) {
-  const per = new Map<number | 'all', { r5: number; r10: number; rr: number; n: number }>();
+  const per = new Map<number | 'all', Sums>();
+  const from = latencies.length;
   for (const q of set.questions) {
     const s = score(await rank(q), q.evidence);
     for (const k of [q.category, 'all'] as const) {
@@ -109,29 +142,60 @@ for (const [name, rank] of rankers) {
       per.set(k, { r5: a.r5 + s.r5, r10: a.r10 + s.r10, rr: a.rr + s.rr, n: a.n + 1 });
     }
   }
-  for (const k of [...cats, 'all'] as const) {
-    const a = per.get(k)!;
-    const pct = (v: number) => `${((v / a.n) * 100).toFixed(1)}%`;
-    rows.push([
-      name,
-      k === 'all' ? 'all' : `${k} ${names[k]}`,
-      String(a.n),
-      pct(a.r5),
-      pct(a.r10),
-      (a.rr / a.n).toFixed(3),
-    ]);
-  }
+  results.push({ name, per, ms: latencies.slice(from) });
 }
-const head = ['ranker', 'category', 'questions', 'recall@5', 'recall@10', 'MRR'];
-const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(line(head));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const r of rows) console.log(line(r));
-const sorted = [...latencies].sort((a, b) => a - b);
-const pq = (p: number) => (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0).toFixed(1);
-console.log(
-  `\n${set.messages.length} messages, ${facts} facts, graph ${graphSize.nodes} entities / ${graphSize.relationships} relationships, ingest ${ingestSeconds.toFixed(1)} s; Atlas search latency p50 ${pq(0.5)} ms, p95 ${pq(0.95)} ms (in process, ${latencies.length} searches)`,
+const pct = (v: number, n: number) => `${((v / n) * 100).toFixed(1)}%`;
+/** Prints a Markdown table. */
+const table = (head: string[], rows: string[][]) => {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(head));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+};
+table(
+  ['ranker', 'category', 'questions', 'recall@5', 'recall@10', 'MRR'],
+  results.flatMap(({ name, per }) =>
+    [...cats, 'all' as const].map((k) => {
+      const a = per.get(k)!;
+      return [
+        name,
+        k === 'all' ? 'all' : `${k} ${names[k]}`,
+        String(a.n),
+        pct(a.r5, a.n),
+        pct(a.r10, a.n),
+        (a.rr / a.n).toFixed(3),
+      ];
+    }),
+  ),
 );
-await Promise.all(subs.map((s) => s.stop()));
-await rt.close();
+// Side by side: recall@10 per category, then all three figures over every question, and each ranker's latency.
+const quantile = (xs: number[], p: number) =>
+  xs.length === 0 ? '-' : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!.toFixed(1);
+console.log(
+  '\nSide by side (recall@10 per category; all questions: recall@5, recall@10, MRR; search latency in process):\n',
+);
+table(
+  ['ranker', ...cats.map((c) => `R@10 ${c} ${names[c]}`), 'R@5 all', 'R@10 all', 'MRR all', 'p50 / p95 ms'],
+  results.map(({ name, per, ms }) => {
+    const all = per.get('all')!;
+    return [
+      name,
+      ...cats.map((c) => pct(per.get(c)!.r10, per.get(c)!.n)),
+      pct(all.r5, all.n),
+      pct(all.r10, all.n),
+      (all.rr / all.n).toFixed(3),
+      ms.length ? `${quantile(ms, 0.5)} / ${quantile(ms, 0.95)}` : '-',
+    ];
+  }),
+);
+const { rt } = runtimes[0]!;
+const facts = (await rt.documents.counts()).facts;
+const graphSize = await rt.graph.counts();
+console.log(
+  `\n${set.messages.length} messages, ${facts} facts, graph ${graphSize.nodes} entities / ${graphSize.relationships} relationships; ingest ${runtimes.map((r) => `${SHORT[r.model] ?? r.model} ${r.ingestSeconds.toFixed(1)} s (${r.rt.embeddings?.embedder.id})`).join(', ')}`,
+);
+for (const r of runtimes) {
+  await Promise.all(r.subs.map((s) => s.stop()));
+  await r.rt.close();
+}

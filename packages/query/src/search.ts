@@ -160,19 +160,44 @@ export interface SearchPorts {
  * The cosine to the query at or above which a fact is a vector match (search_mode `vector` and `hybrid`: what
  * `total` counts and what may be returned; docs/conventions.md "Search total"), per embedder id. Calibrated on real
  * data with scripts/calibrate-vector-floor.ts (383 LoCoMo dev questions against the 1,070 facts of their
- * conversations, 724 question-evidence pairs): with the local model, evidence facts have cosines p10/p50/p90
- * 0.309/0.451/0.569 and the other facts 0.154/0.281/0.416. At 0.30 a question matches 90.7 % of its evidence facts
- * (87.7 % of questions at least one) and 44.0 % of its conversation; 0.35 (where evidence matched minus the rest
- * matched peaks: 82.6 − 26.7) cost retrieval 0.4 points of hybrid recall@10 (75.2 → 74.8 %) and 1.9 of vector
- * recall@10 on the same questions (bench:retrieval), 0.30 costs 0.1 and 0.2 (75.1 %, 55.6 %): the floor keeps what
- * the vector signal finds.
+ * conversations, 724 question-evidence pairs).
+ * - USE-lite (`use-lite-512@energetic-ai-0.2.0`): evidence facts have cosines p10/p50/p90 0.309/0.451/0.569 and the
+ *   other facts 0.154/0.281/0.416. At 0.30 a question matches 90.7 % of its evidence facts (87.7 % of questions at
+ *   least one) and 44.0 % of its conversation; 0.35 (where evidence matched minus the rest matched peaks: 82.6 − 26.7)
+ *   cost retrieval 0.4 points of hybrid recall@10 (75.2 → 74.8 %) and 1.9 of vector recall@10 on the same questions
+ *   (bench:retrieval), 0.30 costs 0.1 and 0.2 (75.1 %, 55.6 %): the floor keeps what the vector signal finds.
+ * - e5-small-v2 int8 (`onnx:e5-small-v2-q`; query and passage prefixes as trained): every cosine is high and the
+ *   range narrow, evidence p10/p50/p90 0.793/0.830/0.869, the other facts 0.720/0.767/0.805. At 0.77 a question
+ *   matches 97.7 % of its evidence facts (89.6 % of questions at least one; 91.6 % have evidence with facts at all) and
+ *   47.9 % of its conversation, as USE-lite's 0.30 does; the peak of evidence matched minus the rest matched is 0.80
+ *   (85.2 − 13.3). With VECTOR_SCORE_ZERO at the floor, floors 0.74-0.80 give hybrid recall@10 75.3-76.0 % and
+ *   vector 67.9-70.9 %: 0.77 gives 75.8 % and 70.9 %, 0.80 loses vector recall (questions whose evidence is at
+ *   0.78-0.80).
  */
-export const VECTOR_MATCH_FLOOR: Readonly<Record<string, number>> = { 'use-lite-512@energetic-ai-0.2.0': 0.3 };
+export const VECTOR_MATCH_FLOOR: Readonly<Record<string, number>> = {
+  'use-lite-512@energetic-ai-0.2.0': 0.3,
+  'onnx:e5-small-v2-q': 0.77,
+};
 /**
- * The floor of an embedder without a calibrated one: the local model's, until the script is run with that embedder
- * (EMBEDDING_PROVIDER) and its floor added above.
+ * The floor of an embedder without a calibrated one (bge, MiniLM, an OpenAI-compatible endpoint): USE-lite's, until
+ * scripts/calibrate-vector-floor.ts is run with that embedder (EMBEDDING_PROVIDER / EMBEDDING_LOCAL_MODEL) and its
+ * floor added above.
  */
 export const DEFAULT_VECTOR_MATCH_FLOOR = 0.3;
+
+/**
+ * The cosine that gives vector_score 0, per embedder id (absent: 0): vector_score = (cosine − zero) / (best cosine
+ * of the candidates − zero), at least 0, so the best candidate scores 1 and one at `zero` or below scores 0. An
+ * encoder whose unrelated texts are far apart (USE-lite, cosines of other facts p50 0.281) keeps zero 0, the plain
+ * cosine over the best. An encoder whose every cosine is high (e5: other facts p50 0.767, evidence 0.830) needs its
+ * own: over the best cosine alone, its candidates all score 0.85-1, and quality and importance decide the vector
+ * ranking. Measured on LoCoMo dev (bench:retrieval, 383 questions): e5 at its floor (0.77) takes vector recall@10
+ * from 33.7 to 70.9 % and hybrid from 72.1 to 75.8 %; zero 0.70-0.78 all give hybrid 75.3-76.0 %. USE-lite at its
+ * floor (0.30) would lose hybrid recall@10 (75.1 → 71.2 %): its vector signal is weaker than the keyword one, and
+ * widening it lets it outvote keyword matches.
+ */
+export const VECTOR_SCORE_ZERO: Readonly<Record<string, number>> = { 'onnx:e5-small-v2-q': 0.77 };
+
 /**
  * At most this many vector matches are counted (the nearest first): a fixed pool, the same for every limit, so that
  * `total` never depends on the page size; a query matching more reports this many vector matches.
@@ -182,6 +207,16 @@ export const VECTOR_MATCH_CAP = 10_000;
 /** The vector match floor of an embedder (VECTOR_MATCH_FLOOR, else the default). */
 export const vectorFloorOf = (embedderId: string): number =>
   VECTOR_MATCH_FLOOR[embedderId] ?? DEFAULT_VECTOR_MATCH_FLOOR;
+
+/** The cosine an embedder's vector_score is 0 at (VECTOR_SCORE_ZERO, else 0). */
+export const vectorScoreZeroOf = (embedderId: string): number => VECTOR_SCORE_ZERO[embedderId] ?? 0;
+
+/**
+ * vector_score of a cosine: (cosine − zero) / (best − zero), clamped to [0, 1], where `best` is the best cosine of
+ * the search's candidates and `zero` the embedder's vectorScoreZeroOf (both cosines, in [-1, 1]).
+ */
+export const vectorScore = (cosine: number, best: number, zero: number): number =>
+  Math.min(1, Math.max(0, cosine - zero) / Math.max(best - zero, Number.EPSILON));
 
 /**
  * Whether a fact passes the spec's search filters and channel, as the stores' factFilterSql reads them (topics
@@ -378,9 +413,11 @@ export const runSearch = async (
       facets = counted.facets;
     }
   }
-  // vector_score: the cosine over the best cosine of the candidates, so that, like keyword_score, the best match is 1.
+  // vector_score: the cosine rescaled from the embedder's zero to the best cosine of the candidates, so that, like
+  // keyword_score, the best match is 1 (vectorScore; VECTOR_SCORE_ZERO).
+  const zero = ports.vectors ? vectorScoreZeroOf(ports.vectors.embedder.id) : 0;
   const bestCosine = Math.max(...[...candidates.values()].map((c) => c.vector ?? 0), Number.EPSILON);
-  for (const c of candidates.values()) if (c.vector !== null) c.vector = Math.max(0, c.vector) / bestCosine;
+  for (const c of candidates.values()) if (c.vector !== null) c.vector = vectorScore(c.vector, bestCosine, zero);
   const weights = { vector: body.vector_weight ?? 0.5, keyword: body.keyword_weight ?? 0.3 };
   const now = Date.now();
   const ranked = [...candidates.values()]

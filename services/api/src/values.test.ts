@@ -247,7 +247,7 @@ describe('route values on real data (olake export), issue 21', () => {
     // vector: the facts whose cosine to the query is at or above the floor, counted here independently.
     const { vectorFloorOf } = await import('@atlas/query');
     const { embedder, vectors } = rt.embeddings!;
-    const [q] = await embedder.embed([query], { kind: 'query' }); // as search embeds it (e5 prefixes queries)
+    const [q] = await embedder.embed([query], { kind: 'query' }); // as search embeds a query (ONNX: its query prefix)
     const all: string[] = [];
     for (const c of await rt.documents.listChannels())
       all.push(...(await rt.documents.listMemories({ channelId: c.id, page: 1, limit: 1000 })).rows.map((m) => m.id));
