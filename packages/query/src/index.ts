@@ -1,3 +1,4 @@
+export * from './ask/abstain.js';
 export * from './ask/engine.js';
 export * from './ask/extractive.js';
 export * from './ask/fallbacks.js';

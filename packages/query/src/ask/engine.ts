@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AskMessage, AskStore } from '@atlas/stores';
+import { type AskEvidence, abstains, abstentionText, type SearchedScope } from './abstain.js';
 import { AnswerStream } from './answer-stream.js';
 import { extractiveAnswer } from './extractive.js';
 import { cachedWikiAnswer, webResultsOf, webSection } from './fallbacks.js';
@@ -62,8 +63,18 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
       };
       return;
     }
-    const out = new AnswerStream(messageId, found.sources, body.include_citations);
-    const answer = yield* answerText(ports.llm.quality, out, found, session.earlier, req);
+    // Too weak evidence (abstains): no source is shown or cited; the answer says what was searched instead.
+    const abstained = found.wikiAnswer === null && abstains(found.evidence, found.sources.length);
+    const abstention = abstained
+      ? abstentionText(
+          await searchedScope(ports.documents, found.searchQuery, req.channelId, req.channels),
+          found.evidence,
+          req.channelId === null,
+        )
+      : null;
+    const used: Found = abstained ? { ...found, sources: [] } : found;
+    const out = new AnswerStream(messageId, used.sources, body.include_citations);
+    const answer = yield* answerText(ports.llm.quality, out, used, session.earlier, req, abstention);
     if (!answer || req.signal?.aborted) return;
     let tokensUsed = answer.tokensUsed;
     // Web results follow the answer; a configured provider that failed leaves a note (spec: internal-only results).
@@ -89,7 +100,12 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
           route: found.route,
           tokens_used: tokensUsed,
           duration_ms: durationMs,
-          answered_by: answer.byLlm ? 'llm' : 'extractive',
+          answered_by: answer.byLlm ? 'llm' : abstained && !answer.attachmentsRead ? 'abstention' : 'extractive',
+          evidence: {
+            embedder: found.evidence.embedderId,
+            best_cosine: found.evidence.bestCosine,
+            term_coverage: found.evidence.termCoverage,
+          },
         },
       },
     });
@@ -140,10 +156,15 @@ const withPreviousQuestion = (question: string, earlier: readonly AskMessage[]):
     : question;
 };
 
-/** What an answer is made from: the route taken and the sources, or the cached wiki's answer (then no sources). */
-interface Found {
+/**
+ * What an answer is made from: the route taken, the sources and their evidence (AskEvidence), or the cached wiki's
+ * answer (then no sources); `searchQuery` is what was searched.
+ */
+export interface Found {
   route: AskRoute;
   sources: AskSource[];
+  evidence: AskEvidence;
+  searchQuery: string;
   wikiAnswer: string | null;
 }
 
@@ -153,7 +174,7 @@ interface Found {
  * index's; vector and graph store both down → the cached wiki's answer; no cached wiki → null (the "temporarily
  * unavailable" error).
  */
-async function findSources(
+export async function findSources(
   ports: AskPorts,
   question: string,
   searchQuery: string,
@@ -165,22 +186,42 @@ async function findSources(
   let graphScores = routed === 'semantic' ? null : await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
   const route: AskRoute = graphScores ? routed : 'semantic';
   const first = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels);
-  if (!first.degraded.has('vector_store')) return { route, sources: first.sources, wikiAnswer: null };
-  let sources = first.sources;
+  if (!first.degraded.has('vector_store'))
+    return { route, sources: first.sources, evidence: first.evidence, searchQuery, wikiAnswer: null };
+  let { sources, evidence } = first;
   if (!graphScores && routed === 'semantic') {
     graphScores = await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
-    if (graphScores) sources = (await retrieve(ports, searchQuery, channelId, limit, graphScores, channels)).sources;
+    if (graphScores)
+      ({ sources, evidence } = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels));
   }
-  if (graphScores) return { route, sources, wikiAnswer: null };
+  if (graphScores) return { route, sources, evidence, searchQuery, wikiAnswer: null };
   const wikiAnswer = await cachedWikiAnswer(ports, question, channelId, channels);
-  return wikiAnswer === null ? null : { route, sources: [], wikiAnswer };
+  return wikiAnswer === null ? null : { route, sources: [], evidence, searchQuery, wikiAnswer };
 }
 
 /**
- * Streams the answer's text into `out`: the cached wiki's answer when there is one; else the quality tier's
- * (failing before its first token → the extractive answer with FALLBACK_NOTE; mid-stream → what was said, then the
- * sources); else the extractive answer with EXTRACTIVE_NOTE. Returns the tokens used and whether the LLM streamed
- * any text, or null when the request was aborted while the LLM streamed.
+ * The channels (names) and facts an ask searched: `channelId`'s, else every channel's (only `visible` ones for a
+ * restricted caller); fact counts as listChannels reports them.
+ */
+async function searchedScope(
+  documents: AskPorts['documents'],
+  query: string,
+  channelId: string | null,
+  visible: readonly string[] | undefined,
+): Promise<SearchedScope> {
+  const all = await documents.listChannels();
+  const scope = all.filter((c) => (channelId === null || c.id === channelId) && (!visible || visible.includes(c.id)));
+  return { query, channels: scope.map((c) => c.name), facts: scope.reduce((n, c) => n + c.fact_count, 0) };
+}
+
+/**
+ * Streams the answer's text into `out`: the cached wiki's answer when there is one; else, when the ask abstains
+ * (`abstention`: its text) and no file is attached, that text alone (the quality tier is not called: it would get
+ * no source to answer from); else the quality tier's (failing before its first token → the extractive answer with
+ * FALLBACK_NOTE; mid-stream → what was said, then the sources); else the extractive answer with EXTRACTIVE_NOTE
+ * (abstaining with a file attached: the file's passage, then the abstention text instead of sources). Returns the
+ * tokens used, whether the LLM streamed any text and whether attachments were part of the answer, or null when the
+ * request was aborted while the LLM streamed.
  */
 async function* answerText(
   quality: AskLlm | null,
@@ -188,20 +229,28 @@ async function* answerText(
   found: Found,
   earlier: readonly AskMessage[],
   req: Pick<AskRequest, 'body' | 'attachments' | 'signal'>,
-): AsyncGenerator<AskEvent, { tokensUsed: number; byLlm: boolean } | null> {
+  abstention: string | null,
+): AsyncGenerator<AskEvent, { tokensUsed: number; byLlm: boolean; attachmentsRead: boolean } | null> {
   const { body, attachments } = req;
   const { sources } = found;
   const texts = attachments.filter((a) => a.kind === 'text');
   const images = attachments.flatMap((a) => (a.kind === 'image' ? [a.name] : []));
+  const attachmentsRead = attachments.length > 0;
+  const nothing = abstention ?? undefined;
   if (found.wikiAnswer !== null) {
     yield* out.push(found.wikiAnswer);
     yield* out.flush();
-    return { tokensUsed: estimateTokens(out.text), byLlm: false };
+    return { tokensUsed: estimateTokens(out.text), byLlm: false, attachmentsRead: false };
+  }
+  if (abstention !== null && !attachmentsRead) {
+    yield* out.push(abstention);
+    yield* out.flush();
+    return { tokensUsed: estimateTokens(out.text), byLlm: false, attachmentsRead };
   }
   if (!quality) {
-    yield* out.push(extractiveAnswer(body.question, sources, body.mode, texts, EXTRACTIVE_NOTE, images));
+    yield* out.push(extractiveAnswer(body.question, sources, body.mode, texts, EXTRACTIVE_NOTE, images, nothing));
     yield* out.flush();
-    return { tokensUsed: estimateTokens(out.text), byLlm: false };
+    return { tokensUsed: estimateTokens(out.text), byLlm: false, attachmentsRead };
   }
   const stream = quality.stream(promptOf(body, sources, earlier, attachments, quality.acceptsImages), {
     ...(req.signal ? { signal: req.signal } : {}),
@@ -217,17 +266,20 @@ async function* answerText(
     return {
       tokensUsed: usage ? usage.prompt_tokens + usage.completion_tokens : estimateTokens(out.text),
       byLlm: answered,
+      attachmentsRead,
     };
   } catch {
     if (req.signal?.aborted) return null;
     yield* out.flush();
     if (answered) {
       // Mid-stream: what was said stands; the retrieved sources finish the answer.
-      yield* out.push(`\n\n${INTERRUPTED_NOTE}\n\n${extractiveAnswer(body.question, sources, 'deep', texts, null)}`);
+      yield* out.push(
+        `\n\n${INTERRUPTED_NOTE}\n\n${extractiveAnswer(body.question, sources, 'deep', texts, null, [], nothing)}`,
+      );
     } else {
-      yield* out.push(extractiveAnswer(body.question, sources, body.mode, texts, FALLBACK_NOTE, images));
+      yield* out.push(extractiveAnswer(body.question, sources, body.mode, texts, FALLBACK_NOTE, images, nothing));
     }
     yield* out.flush();
-    return { tokensUsed: estimateTokens(out.text), byLlm: answered };
+    return { tokensUsed: estimateTokens(out.text), byLlm: answered, attachmentsRead };
   }
 }

@@ -18,7 +18,7 @@ export const answerDate = (iso: string): string => {
  * 90% of it; `deep`: every
  * such source, one per line; `summarize`: grouped by their first topic tag. Text from attachments leads when given.
  * `note` (when not null) ends the answer, saying it is extractive; `unreadImages` (names) are said to be unread. No
- * source: says nothing was found.
+ * source: `nothing` (the engine's abstention text, abstain.ts), by default a sentence saying nothing was found.
  */
 export function extractiveAnswer(
   question: string,
@@ -27,6 +27,7 @@ export function extractiveAnswer(
   attachments: readonly Extract<AskAttachment, { kind: 'text' }>[],
   note: string | null,
   unreadImages: readonly string[] = [],
+  nothing = 'I found nothing in the knowledge base about that.',
 ): string {
   const best = sources[0]?.score ?? 0;
   const floor = mode === 'quick' ? 0.9 : RELATIVE_FLOOR;
@@ -44,7 +45,7 @@ export function extractiveAnswer(
     );
   for (const name of unreadImages)
     parts.push(`The image ${name} was not read: no model that accepts images is configured.`);
-  if (chosen.length === 0) parts.push('I found nothing in the knowledge base about that.');
+  if (chosen.length === 0) parts.push(nothing);
   else if (mode === 'quick') {
     const [first, ...rest] = chosen;
     parts.push(line(first!));

@@ -1,6 +1,7 @@
 import type { AskCitation, DocumentStore, MemoryDetailView, MessageView } from '@atlas/stores';
 import { renderMarkup } from '@atlas/wiki';
 import { type GraphExpansion, runSearch, type SearchDegradation } from '../search.js';
+import { type AskEvidence, contentTerms, termCoverage } from './abstain.js';
 import { type AskRoute, classifyQuestion } from './router.js';
 import type { AskLlm, AskPorts, AskSource } from './types.js';
 
@@ -75,7 +76,9 @@ export async function graphScoresOf(
  * join the candidates, search.ts GRAPH_WEIGHT), each with its citation: the source
  * message's author, channel name, time, permalink, first attachment, and the first 100 characters of its text
  * (platform markup rendered: mentions, links and entities as a reader sees them). `channels`: only facts of these
- * channels (a restricted caller's, AskRequest.channels).
+ * channels (a restricted caller's, AskRequest.channels). Also the evidence for the abstention decision (AskEvidence):
+ * the raw cosine of the query vector search embedded (captured, not embedded again) to each source's stored vector,
+ * the best of them, and the sources' coverage of the query's content terms.
  */
 export async function retrieve(
   ports: Pick<AskPorts, 'search' | 'documents'>,
@@ -84,13 +87,28 @@ export async function retrieve(
   limit: number,
   graphScores: Map<string, number> | null,
   channels?: readonly string[],
-): Promise<{ sources: AskSource[]; degraded: ReadonlySet<SearchDegradation> }> {
+): Promise<{ sources: AskSource[]; degraded: ReadonlySet<SearchDegradation>; evidence: AskEvidence }> {
+  const base = ports.search.vectors;
+  let queryVector: number[] | null = null;
+  // The embedder as search sees it, keeping the query's vector for the evidence.
+  const vectors = base && {
+    store: base.store,
+    embedder: {
+      id: base.embedder.id,
+      dim: base.embedder.dim,
+      embed: async (texts: readonly string[], opts?: Parameters<typeof base.embedder.embed>[1]) => {
+        const out = await base.embedder.embed(texts, opts);
+        if (opts?.kind === 'query') queryVector = out[0] ?? null;
+        return out;
+      },
+    },
+  };
   const {
     response,
     memories: facts,
     degraded,
   } = await runSearch(
-    { ...ports.search, graphExpansion: graphScores ? async () => graphScores : null },
+    { ...ports.search, vectors, graphExpansion: graphScores ? async () => graphScores : null },
     {
       query,
       channel_id: channelId,
@@ -101,7 +119,8 @@ export async function retrieve(
     },
     { count: false, channels },
   );
-  if (response.results.length === 0) return { sources: [], degraded };
+  const noEvidence: AskEvidence = { embedderId: null, bestCosine: null, termCoverage: 0 };
+  if (response.results.length === 0) return { sources: [], degraded, evidence: noEvidence };
   const keys = new Map<string, { channelId: string; id: string }>();
   for (const r of response.results) {
     const f = facts.get(r.memory.id);
@@ -122,7 +141,23 @@ export async function retrieve(
     const n = numbers.get(key)!;
     return [{ n, fact: f, score: r.score, citation: citationOf(n, f, messages.get(key), names) }];
   });
-  return { sources, degraded };
+  const coverage = termCoverage(contentTerms(query), sources);
+  const vector: number[] | null = queryVector;
+  if (!base || !vector || degraded.has('vector_store') || degraded.has('embedding_provider'))
+    return { sources, degraded, evidence: { ...noEvidence, termCoverage: coverage } };
+  const sims = await base.store
+    .similarities({ vector, model: base.embedder.id, factIds: sources.map((s) => s.fact.id) })
+    .catch(() => null); // the vector store failing now: no cosine, the answer is not withheld
+  const cosines = sims ? [...sims.values()] : [];
+  return {
+    sources,
+    degraded,
+    evidence: {
+      embedderId: cosines.length ? base.embedder.id : null,
+      bestCosine: cosines.length ? Math.max(...cosines) : null,
+      termCoverage: coverage,
+    },
+  };
 }
 
 /**

@@ -1,0 +1,150 @@
+import { factText } from '@atlas/wiki';
+import type { AskSource } from './types.js';
+
+/**
+ * The raw cosine of the query to its best source below which ask abstains (says the knowledge base holds nothing
+ * relevant instead of listing unrelated facts), per embedder id. The signal is the cosine the embedder gives the
+ * search query and a source's stored vector (VectorStore.similarities), not search's fused hybrid score, so it does
+ * not move when the hybrid weights are retuned; it depends only on the embedder, hence one value per embedder id.
+ *
+ * Calibrated with scripts/calibrate-abstention.ts on LoCoMo dev (../shared/data/locomo: 3 conversations, 1,070
+ * facts; each question retrieved for in a conversation's channel as ask retrieves, max_results 10). The criterion,
+ * fixed before looking at the unanswerable questions: the largest floor (steps of 0.01) at which at most 5 % of the
+ * answerable questions (categories 1-4, 383) are wrongly abstained on under this rule (`abstains`, with the keyword
+ * keep). Measured at that floor (share abstained on: LoCoMo category 5 | answerable, wrongly | cross-conversation):
+ * - `use-lite-512@energetic-ai-0.2.0` 0.49: 4.5 % | 4.4 % | 79.4 % (best-source cosine p50: answerable 0.592,
+ *   category 5 0.584, cross-conversation 0.429); at 0.54: 10.7 % | 9.9 % | 90.6 %.
+ * - `onnx:e5-small-v2-q` 0.82: 6.3 % | 2.3 % | 93.2 % (p50: 0.864, 0.851, 0.791; e5's cosines are compressed, so its
+ *   floor is high); at 0.84: 17.9 % | 10.2 % | 97.9 %.
+ * Category 5 (112 questions) is adversarial: each asks about a real event of the conversation with the wrong person,
+ * so its sources match about as well as an answerable question's and few are abstained on at any floor that keeps
+ * answers; cross-conversation (each answerable question asked in another conversation's channel, where it has no
+ * answer) is the case the floor is for: a question about something the scope never discussed. Without the keyword
+ * keep, use-lite at 0.49 would wrongly abstain on 12.8 % of answerable questions (names it embeds poorly, "When was
+ * Jon in Rome?" at 0.28). The floor suits channels of a few hundred facts like LoCoMo's; over many more facts the
+ * best source of an off-topic question comes closer by chance, so fewer of them are abstained on.
+ */
+export const ABSTAIN_COSINE_FLOOR: Readonly<Record<string, number>> = {
+  'use-lite-512@energetic-ai-0.2.0': 0.49,
+  'onnx:e5-small-v2-q': 0.82,
+};
+
+/**
+ * What ask knows of how well its sources match the question, for the abstention decision (`abstains`).
+ * `bestCosine`: the highest raw cosine of the query vector to a source's vector, null when there was no vector
+ * signal (no embedder, or the embedder or vector store down); `embedderId`: the embedder that made it (null without);
+ * `termCoverage`: the highest share, over the sources, of the query's content terms (`contentTerms`) that the
+ * source's text contains, 0 to 1 (1 when the query has no content term).
+ */
+export interface AskEvidence {
+  embedderId: string | null;
+  bestCosine: number | null;
+  termCoverage: number;
+}
+
+/** Words too common to be keyword evidence (English function words; the question words are already gone). */
+const STOP = new Set(
+  `and but not nor for yet the that this then than there their them they from into onto with without within about
+  above below over under after before again once all any both each few more most other some such only own same very
+  just also too can will would should could may might must shall been being have has had does did doing done are was
+  were you your yours our ours his her hers its who whom what which when where why how`.split(/\s+/),
+);
+
+/**
+ * A word's crude stem, the same for its plural and verb forms: lower case, a final `'s`, `ing`, `ed`, `es` or `s`
+ * cut, then a final `e` cut and `y` written `i` (`race`, `races`, `raced`, `racing` → `rac`; `painted` → `paint`;
+ * `party`, `parties` → `parti`); a stem under 3 characters keeps the word.
+ */
+const stem = (word: string): string => {
+  const w = word.toLowerCase();
+  const s = w
+    .replace(/(?:'s|ing|ed|es|s)$/u, '')
+    .replace(/e$/u, '')
+    .replace(/y$/u, 'i');
+  return s.length >= 3 ? s : w;
+};
+
+/**
+ * The content terms of a search query as stems: its words of 3+ letters or digits that are not STOP words
+ * (`retrievalQuery` has already dropped the question's wording).
+ */
+export const contentTerms = (query: string): string[] => [
+  ...new Set((query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).filter((w) => !STOP.has(w)).map(stem)),
+];
+
+/** The highest share of `terms` (stems) that one source's text contains (1 for no terms, 0 for no sources). */
+export const termCoverage = (terms: readonly string[], sources: readonly AskSource[]): number => {
+  if (terms.length === 0) return 1;
+  let best = 0;
+  for (const s of sources) {
+    const words = new Set(
+      (`${factText(s.fact)} ${s.citation.text_excerpt}`.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map(stem),
+    );
+    best = Math.max(best, terms.filter((t) => words.has(t)).length / terms.length);
+  }
+  return best;
+};
+
+/** The abstention floor of an embedder (ABSTAIN_COSINE_FLOOR), or null when none is calibrated for it. */
+export const abstainFloorOf = (embedderId: string): number | null => ABSTAIN_COSINE_FLOOR[embedderId] ?? null;
+
+/**
+ * Whether ask abstains: no source at all, or the best source's raw cosine to the query is below the embedder's
+ * calibrated floor (ABSTAIN_COSINE_FLOOR) while the sources hold at most half of the query's content terms (keyword
+ * evidence that a name or identifier the embedder does not know is there keeps the answer). Without a cosine (no
+ * vector signal) or without a calibrated floor for the embedder, only "no source" abstains: an uncalibrated threshold
+ * could hide answers.
+ */
+export function abstains(evidence: AskEvidence, sourceCount: number): boolean {
+  if (sourceCount === 0) return true;
+  if (evidence.bestCosine === null || evidence.embedderId === null) return false;
+  const floor = abstainFloorOf(evidence.embedderId);
+  if (floor === null) return false;
+  return evidence.bestCosine < floor && evidence.termCoverage < KEYWORD_KEEP;
+}
+
+/**
+ * Sources holding at least this share of the query's content terms (in one source) are kept even below the cosine
+ * floor: the keyword evidence of a name or identifier the embedder places poorly. Chosen with
+ * scripts/calibrate-abstention.ts (each candidate at its own criterion floor, ABSTAIN_COSINE_FLOOR).
+ */
+export const KEYWORD_KEEP = 0.6;
+
+/** The first sentence of every abstaining answer (benchmarks and clients can recognise an abstention by it). */
+export const ABSTENTION_LEAD = 'The knowledge base holds nothing relevant to this question.';
+
+/** What an abstaining answer says was searched: the query, the channels (names) and how many facts they hold. */
+export interface SearchedScope {
+  query: string;
+  channels: readonly string[];
+  facts: number;
+}
+
+/**
+ * The text of an abstaining answer: that the knowledge base holds nothing relevant, what was searched (the query,
+ * the channels: up to three names, then how many more, or "every channel" for a global ask over more than three;
+ * the facts they hold) and, when sources were found but too weak, how close the best one came. No `[n]` marker: an
+ * abstention cites nothing.
+ */
+export function abstentionText(scope: SearchedScope, evidence: AskEvidence, global: boolean): string {
+  const n = scope.channels.length;
+  const names = scope.channels.slice(0, 3).map((c) => `#${c}`);
+  const where =
+    n === 0
+      ? 'no channel'
+      : global && n > 3
+        ? `every channel (${n})`
+        : n > 3
+          ? `${names.join(', ')} and ${n - 3} more channel${n - 3 === 1 ? '' : 's'}`
+          : names.join(n === 2 ? ' and ' : ', ');
+  const facts = `${scope.facts.toLocaleString('en-US')} ${scope.facts === 1 ? 'memory' : 'memories'}`;
+  const query = scope.query.replace(/\s+/g, ' ').trim();
+  const closest =
+    evidence.bestCosine !== null && evidence.embedderId !== null && abstainFloorOf(evidence.embedderId) !== null
+      ? ` The closest memory had a similarity of ${evidence.bestCosine.toFixed(2)} to the question, below the ${abstainFloorOf(evidence.embedderId)!.toFixed(2)} that counts as relevant, so none is listed.`
+      : '';
+  return `${ABSTENTION_LEAD} I searched ${facts} in ${where} for "${escapeBrackets(query)}".${closest}`;
+}
+
+/** Square brackets of a quoted query as `\[`/`\]`: the only `[n]` in an answer are citation markers. */
+const escapeBrackets = (t: string): string => t.replace(/\[(\d{1,3})\]/g, '\\[$1\\]');
