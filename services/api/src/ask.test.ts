@@ -15,6 +15,7 @@ import {
   startFakeOpenAiServer,
 } from '@atlas/providers/testing';
 import {
+  ABSTENTION_LEAD,
   type AskEvent,
   askLlmOf,
   askStreamViolations,
@@ -22,6 +23,7 @@ import {
   FALLBACK_NOTE,
   parseAskStream,
   readAskStream,
+  retrievalQuery,
 } from '@atlas/query';
 import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import { renderMarkup } from '@atlas/wiki';
@@ -178,6 +180,38 @@ describe('ask over SSE on real data (slack-olake, no LLM: extractive answers)', 
     expect(cross.events[0]).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
     const missing = await ask({ question: 'x' }, '/api/channels/CNOPE/ask');
     expect(missing.res.status).toBe(404);
+  });
+
+  it('an off-topic question (the weather in Paris) abstains: nothing relevant, what was searched, no citation', async () => {
+    const question = "What's the weather like in Paris today?";
+    const channels = await rt.documents.listChannels();
+    const facts = channels.reduce((n, c) => n + c.fact_count, 0);
+    const { res, events } = await ask({ question });
+    expect(res.status).toBe(200);
+    const done = doneOf(events);
+    const stored = (await json('GET', `/api/ask/sessions/${done.session_id}`)).body.messages.at(-1);
+    expect(askStreamViolations(events, stored.content)).toEqual([]);
+    const text = textOf(events);
+    expect(text.startsWith(ABSTENTION_LEAD)).toBe(true);
+    expect(channels.length).toBeGreaterThan(3); // a global ask over more than three channels names their count
+    const where = `every channel (${channels.length})`;
+    expect(text).toContain(`I searched ${facts.toLocaleString('en-US')} memories in ${where}`);
+    expect(text).toContain(`for "${retrievalQuery(question)}".`);
+    expect(text).toMatch(/The closest memory had a similarity of 0\.\d\d to the question, below the 0\.\d\d/);
+    expect(text).not.toContain(EXTRACTIVE_NOTE);
+    expect(events.filter((e) => e.type === 'citation')).toEqual([]);
+    expect(done.citations_count).toBe(0);
+    expect(stored.citations).toEqual([]);
+    // Channel-scoped: the channel is named.
+    const scoped = await ask({ question }, `/api/channels/${channelId}/ask`);
+    expect(askStreamViolations(scoped.events)).toEqual([]);
+    const help = channels.find((c) => c.id === channelId)!;
+    expect(textOf(scoped.events)).toContain(`I searched ${help.fact_count.toLocaleString('en-US')} memories in #help`);
+    expect(scoped.events.filter((e) => e.type === 'citation')).toEqual([]);
+    // The same export answers an on-topic question with cited facts.
+    const onTopic = await ask({ question: 'How do I set up the Postgres source?' });
+    expect(textOf(onTopic.events).startsWith(ABSTENTION_LEAD)).toBe(false);
+    expect(doneOf(onTopic.events).citations_count).toBeGreaterThan(0);
   });
 
   it('feedback on an answer; a 404 for a message not in the session; delete removes the session', async () => {
@@ -379,6 +413,18 @@ describe('ask over SSE on real data (slack-olake, no LLM: extractive answers)', 
       expect(sent.messages.at(-1).content).toMatch(/^Sources:\n\[1\] /);
       expect(sent.messages.at(-1).content).toContain('Question: How do I configure the Kafka source in OLake?');
       expect(fastServer.chatRequests()).toHaveLength(1);
+    });
+
+    it('an off-topic question abstains without calling the model', async () => {
+      fastServer.reply(okJson({ route: 'semantic' }));
+      const before = primary.chatRequests().length + secondary.chatRequests().length;
+      const { res, events } = await askLlm({ question: "What's the weather like in Paris today?" });
+      expect(res.status).toBe(200);
+      const answer = await stored(events);
+      expect(askStreamViolations(events, answer.content)).toEqual([]);
+      expect(answer.content.startsWith(ABSTENTION_LEAD)).toBe(true);
+      expect(doneOf(events).citations_count).toBe(0);
+      expect(primary.chatRequests().length + secondary.chatRequests().length).toBe(before);
     });
 
     it('a follow-up sends the earlier turns to the model', async () => {
