@@ -21,7 +21,8 @@
  * 2. Every answer of the run (warm-ups, LoCoMo and the LLM phase included) is checked: the stream's events with
  *    askStreamViolations(events, stored), where `stored` is the answer saved in its session
  *    (GET /api/ask/sessions/{id} or the channel variant), so the concatenated tokens are compared exactly; also a
- *    status other than 200, an error event, or an answer in an offline phase without EXTRACTIVE_NOTE counts as a
+ *    status other than 200, an error event, or an answer in an offline phase that is neither extractive with
+ *    EXTRACTIVE_NOTE nor an abstention (ABSTENTION_LEAD: the knowledge base holds nothing relevant) counts as a
  *    failure. Exits 1 if any answer has a violation or failure.
  * 3. LoCoMo F1: the LoCoMo dev conversations (../shared/data/locomo) are ingested as bench:retrieval ingests them
  *    (one channel per conversation, events through the projectors). Every category 1-4 question with a gold
@@ -37,8 +38,9 @@
  *    reader) are printed under Mem0's column names, which number the categories differently (mem0ai/mem0 issue
  *    #2609): its "Single-hop" is category 1, "Temporal" 2, "Multi-hop" 3 and "Open-domain" 4.
  * 4. LLM endpoint killed mid-run (BENCH_LLM_KILL=0 skips it): on the LoCoMo runtime, a quality chain (LlmChain with
- *    one OpenAiLlmProvider) whose primary is the OpenAI-compatible fake server of the test support; 50 asks, the
- *    server answering the first 20, hanging on the 21st and closed while that request is in flight, and gone for
+ *    one OpenAiLlmProvider) whose primary is the OpenAI-compatible fake server of the test support; 50 asks (the
+ *    first 50 questions phase 3 answered without abstaining: an abstention does not call the LLM), the server
+ *    answering the first 20, hanging on the 21st and closed while that request is in flight, and gone for
  *    the rest. Failed = status other than 200, an error event, or a rule violation (must be 0); asks after the
  *    kill must be extractive with FALLBACK_NOTE.
  * BENCH_LOCOMO=0 skips phase 3 (and 4); BENCH_SIZES= (empty) skips phase 1; BENCH_SHOW=n prints the first n LoCoMo
@@ -54,6 +56,7 @@ import { loadLocomo } from '@atlas/pipeline/testing';
 import { LlmChain, OpenAiLlmProvider } from '@atlas/providers';
 import { type FakeOpenAiServer, ok, startFakeOpenAiServer } from '@atlas/providers/testing';
 import {
+  ABSTENTION_LEAD,
   type AskEvent,
   type AskPorts,
   askLlmOf,
@@ -113,6 +116,8 @@ interface Asked {
   doneMs: number;
   /** Rule violations (askStreamViolations against the stored answer) and failures (status, error events). */
   problems: string[];
+  /** The answer is an abstention (ABSTENTION_LEAD: the evidence was below the embedder's floor). */
+  abstained: boolean;
 }
 
 const checks = { answers: 0, violating: 0, examples: [] as string[] };
@@ -153,7 +158,9 @@ const ask = async (
     else problems.push(`stored answer not found (GET session: ${got.status})`);
   }
   problems.push(...askStreamViolations(events, stored));
-  if (opts.offline && !text.includes(EXTRACTIVE_NOTE)) problems.push('offline answer without EXTRACTIVE_NOTE');
+  const abstained = text.startsWith(ABSTENTION_LEAD);
+  if (opts.offline && !abstained && !text.includes(EXTRACTIVE_NOTE))
+    problems.push('offline answer neither extractive with EXTRACTIVE_NOTE nor an abstention');
   check(`"${question.slice(0, 60)}"`, problems);
   return {
     status: res.status,
@@ -161,6 +168,7 @@ const ask = async (
     ttftMs: firstTokenMs === null ? null : headersMs + firstTokenMs,
     doneMs,
     problems,
+    abstained,
   };
 };
 
@@ -317,6 +325,8 @@ const locomo = async () => {
         gold: String(q.answer),
       })),
   );
+  /** The questions answered (not abstained on) offline: the LLM-kill phase asks these. */
+  const answered: typeof questions = [];
   const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://', DATABASE_URL: '', KAFKA_BROKERS: '' }));
   try {
     await timed('LoCoMo ingest (projectors)', async () => {
@@ -328,10 +338,11 @@ const locomo = async () => {
     const { app, base } = await serve(rt, OFFLINE);
     try {
       await timed('LoCoMo asks', async () => {
-        const per = new Map<number | 'all', { n: number; stripped: number; raw: number }>();
+        const per = new Map<number | 'all', { n: number; stripped: number; raw: number; abstained: number }>();
         let shown = 0;
         for (const q of questions) {
           const a = await ask(base, q.question, q.channelId, { mode: 'quick', offline: true });
+          if (!a.abstained) answered.push(q);
           const stripped = locomoF1(q.category, stripBoilerplate(a.text), q.gold);
           const asIs = locomoF1(q.category, a.text, q.gold);
           if (shown++ < SHOW)
@@ -339,17 +350,23 @@ const locomo = async () => {
               `[bench:ask] cat ${q.category} Q: ${q.question}\n  gold: ${q.gold}\n  answer: ${JSON.stringify(a.text)}\n  stripped: ${JSON.stringify(stripBoilerplate(a.text))}\n  F1 ${stripped.toFixed(2)} / as streamed ${asIs.toFixed(2)}`,
             );
           for (const k of [q.category, 'all'] as const) {
-            const acc = per.get(k) ?? { n: 0, stripped: 0, raw: 0 };
-            per.set(k, { n: acc.n + 1, stripped: acc.stripped + stripped, raw: acc.raw + asIs });
+            const acc = per.get(k) ?? { n: 0, stripped: 0, raw: 0, abstained: 0 };
+            per.set(k, {
+              n: acc.n + 1,
+              stripped: acc.stripped + stripped,
+              raw: acc.raw + asIs,
+              abstained: acc.abstained + (a.abstained ? 1 : 0),
+            });
           }
         }
         const pct = (x: number) => (x * 100).toFixed(2);
         for (const c of [1, 2, 3, 4]) {
-          const acc = per.get(c) ?? { n: 0, stripped: 0, raw: 0 };
+          const acc = per.get(c) ?? { n: 0, stripped: 0, raw: 0, abstained: 0 };
           f1Rows.push([
             `${c} ${LOCOMO_CATEGORY[c]}`,
             MEM0_COLUMN[c]!,
             String(acc.n),
+            String(acc.abstained),
             pct(acc.stripped / acc.n),
             pct(acc.raw / acc.n),
             ...PUBLISHED.map(([, f]) => f[c]!.toFixed(2)),
@@ -361,6 +378,7 @@ const locomo = async () => {
           'overall',
           'weighted*',
           String(all.n),
+          String(all.abstained),
           pct(all.stripped / all.n),
           pct(all.raw / all.n),
           ...PUBLISHED.map(([, f]) =>
@@ -371,7 +389,8 @@ const locomo = async () => {
     } finally {
       await app.close();
     }
-    if (LLM_KILL) await timed('LLM endpoint killed mid-run', () => llmKill(rt, questions.slice(0, 50)));
+    // The kill needs the LLM asked: questions the engine abstains on (it does not call the LLM then) are left out.
+    if (LLM_KILL) await timed('LLM endpoint killed mid-run', () => llmKill(rt, answered.slice(0, 50)));
   } finally {
     await rt.close();
   }
@@ -481,6 +500,7 @@ if (f1Rows.length > 0) {
         'LoCoMo category',
         'Mem0 column',
         'questions',
+        'abstained',
         'Atlas F1 (stripped)',
         'Atlas F1 (as streamed)',
         ...PUBLISHED.map(([n]) => n),
@@ -495,6 +515,7 @@ if (f1Rows.length > 0) {
       'Atlas answers are extractive (the retrieved facts themselves, no LLM reader); the published figures are from the Mem0 paper (Table 1), every system with a gpt-4o-mini reader, on the full locomo10 set.',
       'Category numbers are LoCoMo\'s (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop); the Mem0 paper labels them differently (mem0ai/mem0 issue #2609: 1 "Single-hop", 2 "Temporal", 3 "Multi-hop", 4 "Open-domain"), so each published figure is in the row of the category it was measured on.',
       '"Stripped": the _Extractive answer: ..._ note line, [n] markers, "(author, date)" / "(author)" attributions and "Also: " removed before scoring; "as streamed": nothing removed.',
+      '"Abstained": answers saying the knowledge base holds nothing relevant (the best source below the embedder\'s ABSTAIN_COSINE_FLOOR; they score F1 0).',
       '* overall: Atlas = mean over its questions; published = their per-category F1 weighted by the locomo10 counts (282/321/96/841), derived here, not published.',
     ].join('\n'),
   );

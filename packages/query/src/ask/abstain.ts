@@ -13,10 +13,9 @@ import type { AskSource } from './types.js';
  * answerable questions (categories 1-4, 383) are wrongly abstained on under `abstains` (with KEYWORD_KEEP 0.5).
  * Measured at that floor (share abstained on: LoCoMo category 5 | answerable, wrongly | cross-conversation):
  * - `use-lite-512@energetic-ai-0.2.0` 0.52: 3.6 % | 4.4 % | 83.6 % (best-source cosine p50: answerable 0.592,
- *   category 5 0.584, cross-conversation 0.429); at 0.54 and 0.59 (keep 0.6): 8.9 / 9.7 / 90.6 % and
- *   25.9 / 16.4 / 97.4 %.
+ *   category 5 0.584, cross-conversation 0.429); at 0.54: 4.5 % | 6.0 % | 87.7 %; at 0.57: 9.8 % | 8.4 % | 91.4 %.
  * - `onnx:e5-small-v2-q` 0.83: 3.6 % | 4.2 % | 93.2 % (p50: 0.864, 0.851, 0.791; e5's cosines are compressed, so its
- *   floor is high); at 0.84 (keep 0.6): 17.0 % | 9.9 % | 97.9 %.
+ *   floor is high); at 0.84: 6.3 % | 7.3 % | 94.5 %; at 0.85: 13.4 % | 9.4 % | 94.8 %.
  * Category 5 (112 questions) is adversarial: each asks about a real event of the conversation with the wrong person,
  * so its sources match about as well as an answerable question's and few are abstained on at any floor that keeps
  * answers; cross-conversation (each answerable question asked in another conversation's channel, where it has no
