@@ -179,7 +179,14 @@ describe('issue 21: the HTTP edge', () => {
       const res = await fetch(`http://127.0.0.1:${port}/api/ask`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ question: 'What does the retry policy say?', mode: 'quick' }),
+        // The runtime holds no facts: without the attached file ask would abstain without calling the model.
+        body: JSON.stringify({
+          question: 'What does the retry policy say?',
+          mode: 'quick',
+          attachments: [
+            { name: 'policy.txt', content_type: 'text/plain', data: Buffer.from('Retry 3 times.').toString('base64') },
+          ],
+        }),
       });
       expect(res.status).toBe(200);
       const { events } = await readAskStream(res);
