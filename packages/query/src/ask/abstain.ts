@@ -14,8 +14,8 @@ import type { AskSource } from './types.js';
  * Measured at that floor (share abstained on: LoCoMo category 5 | answerable, wrongly | cross-conversation):
  * - `use-lite-512@energetic-ai-0.2.0` 0.52: 3.6 % | 4.4 % | 83.6 % (best-source cosine p50: answerable 0.592,
  *   category 5 0.584, cross-conversation 0.429); at 0.54: 4.5 % | 6.0 % | 87.7 %; at 0.57: 9.8 % | 8.4 % | 91.4 %.
- * - `onnx:e5-small-v2-q` 0.83: 3.6 % | 4.2 % | 93.2 % (p50: 0.864, 0.851, 0.791; e5's cosines are compressed, so its
- *   floor is high); at 0.84: 6.3 % | 7.3 % | 94.5 %; at 0.85: 13.4 % | 9.4 % | 94.8 %.
+ * - `onnx:e5-small-v2-q` 0.83: 1.8 % | 3.9 % | 93.0 % (p50: 0.866, 0.852, 0.796; e5's cosines are compressed, so its
+ *   floor is high); at 0.84: 4.5 % | 6.0 % | 94.8 %; at 0.85: 9.8 % | 8.9 % | 95.0 %.
  * Category 5 (112 questions) is adversarial: each asks about a real event of the conversation with the wrong person,
  * so its sources match about as well as an answerable question's and few are abstained on at any floor that keeps
  * answers; cross-conversation (each answerable question asked in another conversation's channel, where it has no
@@ -107,8 +107,8 @@ export function abstains(evidence: AskEvidence, sourceCount: number): boolean {
  * Sources holding at least this share of the query's content terms (in one source) are kept even below the cosine
  * floor: the keyword evidence of a name or identifier the embedder places poorly. Chosen with
  * scripts/calibrate-abstention.ts among 0.5, 0.6, 0.75, 1 and none, each at its own criterion floor: 0.5 abstains
- * on the most cross-conversation questions with use-lite (83.6 %, against 79.4 % for 0.6 and 52.0 % for none) and as
- * many with e5 (93.2 %), at the same ≤ 5 % wrongly abstained on answerable ones.
+ * on the most cross-conversation questions with use-lite (83.6 %, against 79.4 % for 0.6 and 52.0 % for none); with
+ * e5, 0.6 abstains on a few more (95.6 % against 93.0 %, at 5.0 % wrongly abstained on answerable ones against 3.9).
  */
 export const KEYWORD_KEEP = 0.5;
 
