@@ -515,7 +515,7 @@ if (f1Rows.length > 0) {
       'Atlas answers are extractive (the retrieved facts themselves, no LLM reader); the published figures are from the Mem0 paper (Table 1), every system with a gpt-4o-mini reader, on the full locomo10 set.',
       'Category numbers are LoCoMo\'s (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop); the Mem0 paper labels them differently (mem0ai/mem0 issue #2609: 1 "Single-hop", 2 "Temporal", 3 "Multi-hop", 4 "Open-domain"), so each published figure is in the row of the category it was measured on.',
       '"Stripped": the _Extractive answer: ..._ note line, [n] markers, "(author, date)" / "(author)" attributions and "Also: " removed before scoring; "as streamed": nothing removed.',
-      '"Abstained": answers saying the knowledge base holds nothing relevant (the best source below the embedder\'s ABSTAIN_COSINE_FLOOR; they score F1 0).',
+      '"Abstained": answers saying the knowledge base holds nothing relevant (the best source below the embedder\'s ABSTAIN_COSINE_FLOOR), scored like any answer (their text names no gold answer).',
       '* overall: Atlas = mean over its questions; published = their per-category F1 weighted by the locomo10 counts (282/321/96/841), derived here, not published.',
     ].join('\n'),
   );
