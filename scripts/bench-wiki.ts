@@ -13,13 +13,20 @@
  * pass), their ratio, pages rebuilt incrementally, citations verified/total (of the incremental version, kept pages
  * included), and the first full run's RSS / heap delta in MB; then phase totals.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { appendPlan, drainProjectors, openRuntime } from '@atlas/runtime';
-import type { WikiGenerateResult } from '@atlas/wiki';
+import {
+  authorCentred,
+  authorCentringOf,
+  centredCoherences,
+  clusterParamsOf,
+  type WikiGenerateResult,
+  type WikiPage,
+} from '@atlas/wiki';
 
 /**
  * With BENCH_PROFILE=<dir>, a V8 CPU profile of each timed phase (incremental, full rebuild) is written there
@@ -43,6 +50,127 @@ const profiled = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
 
 const SRC = path.resolve(import.meta.dirname, '../../shared/data/slack-clojurians-2018-02/export');
 const MB = 1024 * 1024;
+
+/**
+ * With BENCH_WIKI_EMBEDDERS=use-lite,e5-small-v2 (EMBEDDING_LOCAL_MODEL values; ONNX ones from ATLAS_MODELS_DIR):
+ * instead of the incremental bench, the encoders side by side. Per encoder, a fresh in-memory runtime imports the
+ * real exports (slack-clojurians-2018-02, slack-olake, discord-ethglobal when present) and generates every channel's
+ * wiki in full, with the cluster parameters of that embedder (clusterParamsOf). One row per data set and encoder:
+ * facts with vectors, clusters, topic pages, coherence mean / lowest (raw, as stored, over clusters of >= 3 facts,
+ * size-weighted mean), the same in channel-centred space (centredCoherences over the author-centred vectors the
+ * clustering saw), share of facts assigned to a cluster, share in a topic page's cluster (>= minSize facts), and
+ * the share of clusters whose centred coherence is below minCoherence. Then, for the 2 busiest channels of each
+ * data set, the titles of the 6 biggest topic pages with their first 5 key facts, to judge by reading whether a page
+ * is one subject.
+ */
+if (process.env.BENCH_WIKI_EMBEDDERS) {
+  await compareEmbedders(process.env.BENCH_WIKI_EMBEDDERS.split(',').map((m) => m.trim()));
+  process.exit(0);
+}
+
+async function compareEmbedders(models: string[]): Promise<void> {
+  const sets = [
+    ['clojurians', 'slack-clojurians-2018-02/export'],
+    ['olake', 'slack-olake/export'],
+    ['discord', 'discord-ethglobal'],
+  ]
+    .map(([name, rel]) => [name!, path.resolve(import.meta.dirname, '../../shared/data', rel!)] as const)
+    .filter(([, dir]) => existsSync(dir));
+  const rows: string[][] = [];
+  const samples: string[] = [];
+  for (const model of models) {
+    const env: Record<string, string> = { ATLAS_DATA_DIR: 'memory://', EMBEDDING_LOCAL_MODEL: model };
+    if (process.env.ATLAS_MODELS_DIR) env.ATLAS_MODELS_DIR = process.env.ATLAS_MODELS_DIR;
+    const rt = await openRuntime(loadConfig(env));
+    if (!rt.embeddings) throw new Error(`no embeddings: ${rt.embeddingsUnavailable}`);
+    const embedderId = rt.embeddings.embedder.id;
+    const params = clusterParamsOf(embedderId);
+    const centring = authorCentringOf(embedderId);
+    for (const [set, dir] of sets) {
+      const t = performance.now();
+      const before = new Set((await rt.documents.listChannels()).map((c) => c.id));
+      await appendPlan(rt, await planImport(dir));
+      await drainProjectors(rt, 0, false);
+      const channels = (await rt.documents.listChannels()).filter((c) => !before.has(c.id));
+      let withVectors = 0;
+      let assigned = 0;
+      let inTopics = 0;
+      let pages = 0;
+      const raw: { coh: number; n: number }[] = [];
+      const centred: { coh: number; n: number }[] = [];
+      const perChannel: { name: string; facts: number; pages: WikiPage[] }[] = [];
+      for (const c of channels) {
+        const r = await rt.wikiGenerator!.generate(c.id, 'full');
+        withVectors += r.factsWithVectors;
+        assigned += new Set(r.clusters.flatMap((x) => x.member_ids)).size;
+        const topical = r.clusters.filter((x) => x.member_ids.length >= params.minSize);
+        inTopics += topical.reduce((n, x) => n + x.member_ids.length, 0);
+        const ps = (await rt.wiki.pages(c.id)).filter((p) => p.page_type !== 'fixed');
+        pages += ps.length;
+        perChannel.push({ name: c.name, facts: r.factsWithVectors, pages: ps });
+        if (topical.length === 0) continue;
+        // The vectors the clustering saw: author-centred (authorCentringOf), then centred per channel.
+        const ids = r.clusters.flatMap((x) => x.member_ids);
+        const [vecs, mems] = await Promise.all([rt.embeddings.vectors.vectorsOf(ids), rt.documents.getMemories(ids)]);
+        const authorOf = new Map([...mems].map(([id, m]) => [id, m.author_name]));
+        const seen = authorCentred(ids, vecs, authorOf, centring);
+        const cc = centredCoherences(r.clusters, seen);
+        r.clusters.forEach((x, i) => {
+          if (x.member_ids.length < params.minSize) return;
+          raw.push({ coh: x.coherence, n: x.member_ids.length });
+          centred.push({ coh: cc[i]!, n: x.member_ids.length });
+        });
+      }
+      const wmean = (xs: { coh: number; n: number }[]) =>
+        xs.reduce((s, x) => s + x.coh * x.n, 0) /
+        Math.max(
+          1,
+          xs.reduce((s, x) => s + x.n, 0),
+        );
+      const low = (xs: { coh: number }[]) => (xs.length ? Math.min(...xs.map((x) => x.coh)) : 0);
+      rows.push([
+        set,
+        embedderId,
+        String(withVectors),
+        String(raw.length),
+        String(pages),
+        `${wmean(raw).toFixed(2)} / ${low(raw).toFixed(2)}`,
+        `${wmean(centred).toFixed(2)} / ${low(centred).toFixed(2)}`,
+        (assigned / Math.max(1, withVectors)).toFixed(3),
+        (inTopics / Math.max(1, withVectors)).toFixed(3),
+        (centred.filter((x) => x.coh < params.minCoherence).length / Math.max(1, centred.length)).toFixed(2),
+        ((performance.now() - t) / 1000).toFixed(0),
+      ]);
+      for (const ch of perChannel.sort((a, b) => b.facts - a.facts).slice(0, 2)) {
+        samples.push(`\n## ${set} #${ch.name} (${ch.facts} facts, ${ch.pages.length} topic pages), ${embedderId}`);
+        for (const p of [...ch.pages].sort((a, b) => b.memory_count - a.memory_count).slice(0, 6)) {
+          samples.push(`- ${p.title} (${p.memory_count} facts)`);
+          const facts = p.content.split('\n').filter((l) => /^\s*[-*] /.test(l));
+          for (const f of facts.slice(0, 5)) samples.push(`    ${f.trim().slice(0, 150)}`);
+        }
+      }
+    }
+    await rt.close();
+  }
+  const head = [
+    'data set',
+    'embedder',
+    'facts',
+    'clusters >= 3',
+    'topic pages',
+    'raw coh. mean / min',
+    'centred coh. mean / min',
+    'assigned',
+    'in topics',
+    'centred < minCoh',
+    's',
+  ];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((l) => l[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`\n${line(head)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+  for (const r of rows.sort((a, b) => a[0]!.localeCompare(b[0]!))) console.log(line(r));
+  console.log(samples.join('\n'));
+}
 
 const t0 = performance.now();
 const rt = await openRuntime(loadConfig({ ATLAS_DATA_DIR: 'memory://' }));

@@ -489,6 +489,7 @@ describe('wiki with an LLM summarizer (OpenAI-compatible server in the test)', (
     const generator = new WikiGenerator({
       documents: rt.documents,
       vectors: rt.embeddings!.vectors,
+      embedderId: rt.embeddings!.embedder.id,
       graph: rt.graph,
       wiki: rt.wiki,
       // A priced model name, priced as the usage ledger prices calls (generation_cost_usd, issue 21).

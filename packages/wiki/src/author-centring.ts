@@ -24,6 +24,28 @@
  */
 export const AUTHOR_CENTRING = Object.freeze({ beta: 0.5, minFacts: 3 });
 
+/**
+ * Author centring for e5-small-v2 vectors (`onnx:e5-small-v2-q`): the same beta. Measured on the real exports
+ * (Clojurians, OLake, Discord; 86 channels, assign 0.2 / fold 0.1, full pass; size-weighted over clusters of >= 3):
+ * beta 0: 567 clusters, 97% of facts in topics, top-author share 0.53; beta 0.5: 601, 95%, 0.39; beta 0.7: 603,
+ * 94%, 0.37. As with USE-lite, e5 places one author's facts together (0.53 without centring); 0.5 removes most of it,
+ * 0.7 adds little and costs topic share. Details: E5_CLUSTER_PARAMS in clusters.ts.
+ */
+export const E5_AUTHOR_CENTRING = Object.freeze({ beta: 0.5, minFacts: 3 });
+
+/** Author centring per embedder id (Embedder.id of the vectors). */
+export const AUTHOR_CENTRING_BY_EMBEDDER: Readonly<Record<string, Readonly<{ beta: number; minFacts: number }>>> =
+  Object.freeze({
+    'use-lite-512@energetic-ai-0.2.0': AUTHOR_CENTRING,
+    'onnx:e5-small-v2-q': E5_AUTHOR_CENTRING,
+  });
+
+/** The author centring for vectors of `embedderId` (AUTHOR_CENTRING_BY_EMBEDDER); unknown or undefined: AUTHOR_CENTRING. */
+export const authorCentringOf = (embedderId?: string): Readonly<{ beta: number; minFacts: number }> =>
+  (embedderId !== undefined && Object.hasOwn(AUTHOR_CENTRING_BY_EMBEDDER, embedderId)
+    ? AUTHOR_CENTRING_BY_EMBEDDER[embedderId]
+    : undefined) ?? AUTHOR_CENTRING;
+
 /** Per author: the sum of the vectors of their facts and how many were summed (authorSums). */
 export type AuthorSums = Map<string, { sum: number[]; n: number }>;
 

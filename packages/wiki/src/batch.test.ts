@@ -51,10 +51,12 @@ describe('batchedDeps: concurrent generations share their store calls (slack-ola
     await migrateWiki(rt.database.db);
     wiki = new WikiStore<WikiPage, WikiStructure>(rt.database.db);
     channels = (await rt.documents.listChannels()).filter((c) => c.fact_count > 0).map((c) => c.id);
-    plain = { documents: rt.documents, vectors: rt.embeddings.vectors, graph: rt.graph, wiki };
+    const embedderId = rt.embeddings.embedder.id;
+    plain = { documents: rt.documents, vectors: rt.embeddings.vectors, embedderId, graph: rt.graph, wiki };
     batched = batchedDeps({
       documents: counted(rt.documents, calls),
       vectors: counted(rt.embeddings.vectors, calls),
+      embedderId,
       graph: counted(rt.graph, calls),
       wiki: counted(wiki, calls),
     });

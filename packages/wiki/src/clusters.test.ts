@@ -1,18 +1,28 @@
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { deterministicId } from '@atlas/core';
-import { LocalSentenceEncoder } from '@atlas/providers';
+import { type Embedder, fetchModel, LocalSentenceEncoder, ONNX_MODELS, OnnxEmbedder } from '@atlas/providers';
 import { describe, expect, it } from 'vitest';
 import {
+  AUTHOR_CENTRING,
   assignFacts,
   authorCentred,
+  authorCentringOf,
+  CLUSTER_PARAMS,
   type ClusterParams,
+  centredCoherences,
+  clusterParamsOf,
   clusterStats,
   coherence,
   cosine,
   DEFAULT_CLUSTER_PARAMS,
+  E5_AUTHOR_CENTRING,
+  E5_CLUSTER_PARAMS,
+  E5_EMBEDDER_ID,
   type FactVector,
   healthPass,
+  USE_LITE_EMBEDDER_ID,
 } from './index.js';
 import type { TopicCluster } from './types.js';
 
@@ -272,6 +282,100 @@ const DAY = path.resolve(
   import.meta.dirname,
   '../../../../shared/data/slack-clojurians-2018-02/export/clojure/2018-02-04.json',
 );
+
+describe('parameters per embedder', () => {
+  it('picks the USE-lite values for USE-lite, unknown embedders and none; the e5 ones for e5', () => {
+    expect(clusterParamsOf(USE_LITE_EMBEDDER_ID)).toBe(DEFAULT_CLUSTER_PARAMS);
+    expect(clusterParamsOf(undefined)).toBe(DEFAULT_CLUSTER_PARAMS);
+    expect(clusterParamsOf('openai:text-embedding-3-small')).toBe(DEFAULT_CLUSTER_PARAMS);
+    expect(clusterParamsOf('toString')).toBe(DEFAULT_CLUSTER_PARAMS);
+    expect(clusterParamsOf(E5_EMBEDDER_ID)).toBe(E5_CLUSTER_PARAMS);
+    expect(CLUSTER_PARAMS[E5_EMBEDDER_ID]!.centredCoherence).toBe(true);
+    expect(DEFAULT_CLUSTER_PARAMS.centredCoherence).toBe(false);
+    expect(authorCentringOf(USE_LITE_EMBEDDER_ID)).toBe(AUTHOR_CENTRING);
+    expect(authorCentringOf(undefined)).toBe(AUTHOR_CENTRING);
+    expect(authorCentringOf(E5_EMBEDDER_ID)).toBe(E5_AUTHOR_CENTRING);
+  });
+});
+
+describe('centredCoherence (the minCoherence rule on channel-centred vectors)', () => {
+  // 40 facts in a narrow cone (a shared direction plus small noise, as e5 places a channel): any bag of them has a
+  // raw coherence far above 0.4, but centred they point every which way.
+  const r = rng(7);
+  const fs: FactVector[] = Array.from({ length: 40 }, (_, i) => {
+    const v = Array.from({ length: DIM }, () => (r() - 0.5) * 0.3);
+    v[0] = 1;
+    return { id: `f${i}`, channel_id: 'C', vector: v };
+  });
+  const bag: TopicCluster = {
+    id: 'bag',
+    channel_id: 'C',
+    centroid: new Array<number>(DIM).fill(0),
+    member_ids: fs.map((f) => f.id),
+    coherence: 1,
+    parent_id: null,
+  };
+  const params: ClusterParams = { ...DEFAULT_CLUSTER_PARAMS, maxSize: 100 };
+
+  it('re-clusters a raw-coherent bag of unrelated facts only when read centred', () => {
+    const raw = healthPass([bag], vecMap(fs), { ...params, centredCoherence: false });
+    expect(raw.counts.reclustered).toBe(0);
+    expect(raw.clusters).toHaveLength(1);
+    expect(raw.clusters[0]!.coherence).toBeGreaterThan(0.9);
+    expect(centredCoherences(raw.clusters, vecMap(fs))[0]).toBeLessThan(0.4);
+    const centred = healthPass([bag], vecMap(fs), { ...params, centredCoherence: true });
+    expect(centred.counts.reclustered).toBe(1);
+    expect(centred.clusters.length).toBeGreaterThan(1);
+    // every fact is still in exactly one cluster
+    expect(centred.clusters.flatMap((c) => c.member_ids).sort()).toEqual(fs.map((f) => f.id).sort());
+  });
+
+  it('gives raw coherence in channels too small to centre', () => {
+    const few = fs.slice(0, 5);
+    const c = healthPass([{ ...bag, member_ids: few.map((f) => f.id) }], vecMap(few), {
+      ...params,
+      centredCoherence: true,
+    });
+    expect(c.counts.reclustered).toBe(0);
+    expect(centredCoherences(c.clusters, vecMap(few))[0]).toBeCloseTo(c.clusters[0]!.coherence, 9);
+  });
+});
+
+/** Clusters one day of #clojure (the first 200 messages over 20 characters) with `params`; figures to check. */
+const clusterDay = async (enc: Embedder, params: ClusterParams) => {
+  const day = JSON.parse(readFileSync(DAY, 'utf8')) as { type: string; subtype?: string; text?: string; ts: string }[];
+  const msgs = day.filter((m) => m.type === 'message' && !m.subtype && (m.text ?? '').length > 20).slice(0, 200);
+  const vectors = await enc.embed(msgs.map((m) => m.text as string));
+  const fs = msgs.map((m, i) => ({ id: m.ts, channel_id: 'C03S1KBA2', vector: vectors[i]! }));
+  const online = assignFacts([], fs, params);
+  const { clusters } = healthPass(online.clusters, vecMap(fs), params);
+  return { fs, clusters, s: clusterStats(clusters, fs.length), centred: centredCoherences(clusters, vecMap(fs)) };
+};
+
+describe('real data: #clojure 2018-02-04, e5-small-v2 (fetched once into the shared test model cache)', () => {
+  it('meets the spec targets with E5_CLUSTER_PARAMS (centred coherence >= 0.4, >= 95% assigned)', async () => {
+    const e5 = ONNX_MODELS['e5-small-v2'];
+    const fetched = await fetchModel(e5, { dir: path.join(os.tmpdir(), 'atlas-test-models') });
+    const enc = new OnnxEmbedder({ model: e5, files: fetched.files });
+    let out: Awaited<ReturnType<typeof clusterDay>>;
+    try {
+      expect(enc.id).toBe(E5_EMBEDDER_ID);
+      out = await clusterDay(enc, clusterParamsOf(enc.id));
+    } finally {
+      await enc.close();
+    }
+    const { fs, clusters, s, centred } = out;
+    expect(s.assignedShare).toBeGreaterThanOrEqual(0.95);
+    // raw coherence says nothing on e5's scale (a whole day of the channel is far above 0.4) ...
+    expect(coherence(fs.map((f) => f.vector))).toBeGreaterThan(0.7);
+    // ... the rule holds centred
+    for (const c of centred) expect(c).toBeGreaterThanOrEqual(E5_CLUSTER_PARAMS.minCoherence - 1e-9);
+    expect(s.clusters).toBeGreaterThan(3);
+    expect(s.clusters).toBeLessThan(fs.length / 3);
+    expect(Math.max(...clusters.map((c) => c.member_ids.length))).toBeLessThan(fs.length / 4);
+    expect(s.topicShare).toBeGreaterThanOrEqual(0.85);
+  }, 300_000);
+});
 
 describe('real data: #clojure 2018-02-04, local sentence encoder', () => {
   it('meets the spec targets with DEFAULT_CLUSTER_PARAMS (coherence above 0.4, >= 95% assigned)', async () => {

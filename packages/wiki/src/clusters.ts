@@ -56,6 +56,14 @@ export interface ClusterParams {
    * removes the shared direction. Thresholds differ a lot between the two modes (see DEFAULT_CLUSTER_PARAMS).
    */
   center: boolean;
+  /**
+   * Read the `minCoherence` rule (merge guard, re-cluster, fold guard) on channel-centred vectors: a cluster's
+   * coherence is then the mean cosine of its members' centred unit vectors (unit(v - m)) to their unit mean. Only
+   * with `center` and in channels that are centred (>= 20 facts); stored centroids and coherence stay raw. For an
+   * encoder whose raw cosines are all high (e5-small-v2: a whole channel has raw coherence ~0.8), the raw 0.4 rule can
+   * never fire; centred, it still tells a topic from a bag of unrelated facts (see E5_CLUSTER_PARAMS).
+   */
+  centredCoherence: boolean;
 }
 
 /**
@@ -104,6 +112,7 @@ export const DEFAULT_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
   foldThreshold: 0.1,
   seed: 42,
   center: true,
+  centredCoherence: false,
 });
 
 /** A fact to cluster: its id, its channel and its embedding. */
@@ -333,6 +342,23 @@ export function healthPass(
       )
     : undefined;
 
+  // The coherence the minCoherence rule reads: raw, or of the members' channel-centred vectors (centredCoherence).
+  const centredUnits = new Map<string, number[]>();
+  const centredOf = (channelId: string, id: string): number[] | undefined => {
+    const m = params.centredCoherence ? means?.get(channelId) : undefined;
+    if (!m) return undefined;
+    let u = centredUnits.get(id);
+    if (!u) {
+      u = unit((vecs.get(id) as number[]).map((x, i) => x - m[i]!));
+      centredUnits.set(id, u);
+    }
+    return u;
+  };
+  const ruleCoherence = (channelId: string, ids: readonly string[], raw: () => number): number => {
+    if (!params.centredCoherence || !means?.has(channelId)) return raw();
+    return centroidOf(ids.map((id) => centredOf(channelId, id) as number[])).coherence;
+  };
+
   // 2. split oversized clusters
   const afterSplit: TopicCluster[] = [];
   for (const c of cs) {
@@ -355,8 +381,13 @@ export function healthPass(
         if (x.member_ids.length + y.member_ids.length > params.maxSize) continue;
         const c = sim(meanOf(x), meanOf(y), means?.get(x.channel_id));
         if (c > bestCos) {
-          const merged = centroidOf([...x.member_ids, ...y.member_ids].map((m) => vecs.get(m) as number[]));
-          if (merged.coherence < params.minCoherence) continue;
+          const ids = [...x.member_ids, ...y.member_ids];
+          const merged = ruleCoherence(
+            x.channel_id,
+            ids,
+            () => centroidOf(ids.map((m) => vecs.get(m) as number[])).coherence,
+          );
+          if (merged < params.minCoherence) continue;
           bestCos = c;
           best = [i, j];
         }
@@ -373,10 +404,12 @@ export function healthPass(
   }
 
   // 4. re-cluster incoherent clusters
-  const incoherent = cs.filter((c) => c.coherence < params.minCoherence);
+  const coherent = (c: TopicCluster) =>
+    ruleCoherence(c.channel_id, c.member_ids, () => c.coherence) >= params.minCoherence;
+  const incoherent = cs.filter((c) => !coherent(c));
   if (incoherent.length > 0) {
     counts.reclustered = incoherent.length;
-    const rest = cs.filter((c) => c.coherence >= params.minCoherence);
+    const rest = cs.filter(coherent);
     const facts: FactVector[] = incoherent.flatMap((c) =>
       c.member_ids.map((m) => ({ id: m, channel_id: c.channel_id, vector: vecs.get(m) as number[] })),
     );
@@ -394,6 +427,24 @@ export function healthPass(
     );
   const targets = accs.filter((a) => a.cluster.member_ids.length >= params.minSize);
   const simOf = centredSims(means);
+  // Centred member sums of the targets (centredCoherence): the fold guard's coherence after taking a vector.
+  const centredSums = new Map<Acc, number[]>();
+  const coherenceAfter = (a: Acc, v: readonly number[], id: string): number => {
+    const cv = centredOf(a.cluster.channel_id, id);
+    if (!cv) return coherenceWith(a, v);
+    let sum = centredSums.get(a);
+    if (!sum) {
+      sum = new Array<number>(cv.length).fill(0);
+      for (const m of a.cluster.member_ids) {
+        const u = centredOf(a.cluster.channel_id, m) as number[];
+        for (let i = 0; i < u.length; i++) sum[i] = sum[i]! + u[i]!;
+      }
+      centredSums.set(a, sum);
+    }
+    let s = 0;
+    for (let i = 0; i < cv.length; i++) s += (sum[i]! + cv[i]!) ** 2;
+    return Math.sqrt(s) / (a.cluster.member_ids.length + 1);
+  };
   for (const t of tiny) {
     const stay: string[] = [];
     for (const m of t.cluster.member_ids) {
@@ -404,12 +455,15 @@ export function healthPass(
       for (const a of targets) {
         if (a.cluster.channel_id !== t.cluster.channel_id || a.cluster.member_ids.length >= params.maxSize) continue;
         const c = simTo ? simTo(v, a) : dot(v, a.cluster.centroid);
-        if (c >= bestCos && coherenceWith(a, v) >= params.minCoherence) {
+        if (c >= bestCos && coherenceAfter(a, v, m) >= params.minCoherence) {
           bestCos = c;
           best = a;
         }
       }
       if (best) {
+        const sum = centredSums.get(best);
+        const cv = centredOf(best.cluster.channel_id, m);
+        if (sum && cv) for (let i = 0; i < cv.length; i++) sum[i] = sum[i]! + cv[i]!;
         addTo(best, m, v);
         counts.folded++;
       } else stay.push(m);
@@ -462,4 +516,101 @@ export function clusterStats(
       sizes.length === 0 ? 0 : sizes.length % 2 ? sizes[Math.floor(mid)]! : (sizes[mid - 1]! + sizes[mid]!) / 2,
     singletons: sizes.filter((s) => s === 1).length,
   };
+}
+
+/** Embedder id of the Universal Sentence Encoder lite (the fallback local encoder). */
+export const USE_LITE_EMBEDDER_ID = 'use-lite-512@energetic-ai-0.2.0';
+/** Embedder id of e5-small-v2 int8 ONNX (the default local encoder). */
+export const E5_EMBEDDER_ID = 'onnx:e5-small-v2-q';
+
+/**
+ * Thresholds for e5-small-v2 int8 (E5_EMBEDDER_ID), measured on the real exports (slack-clojurians-2018-02,
+ * slack-olake, discord-ethglobal imported into one in-memory runtime: 86 channels; vectors author-centred with
+ * E5_AUTHOR_CENTRING, each channel clustered by `assignFacts` in time order then one `healthPass`, as a full
+ * generation does). e5's raw cosines are all high: a busy channel's whole fact set has raw coherence 0.90-0.91 and a
+ * median pairwise cosine of 0.81-0.83 (USE-lite: ~0.69 and 0.48). Every decision already runs in channel-centred
+ * space (`center`), where the cone's shared direction is gone, so the USE-lite thresholds carry over:
+ *
+ * | assign / fold, beta | clusters | singletons | topic share | raw coh. (lowest) | centred coh. (lowest) | top-author share |
+ * |---------------------|----------|------------|-------------|-------------------|-----------------------|------------------|
+ * | 0.15 / 0.1, 0.5     | 516      | 41         | 0.97        | 0.85 (0.76)       | 0.55 (0.38)           |                  |
+ * | **0.2 / 0.1, 0.5**  | 601      | 76         | 0.95        | 0.86 (0.76)       | 0.57 (0.40)           | 0.39             |
+ * | 0.25 / 0.15, 0.5    | 859      | 269        | 0.87        | 0.86 (0.77)       | 0.60 (0.40)           |                  |
+ * | 0.3 / 0.15, 0.5     | 943      | 397        | 0.82        | 0.86 (0.76)       | 0.58 (0.40)           |                  |
+ * | 0.2 / 0.1, 0 (none) | 567      | 42         | 0.97        | 0.94 (0.91)       | 0.60 (0.40)           | 0.53             |
+ * | 0.2 / 0.1, 0.7      | 603      | 96         | 0.94        | 0.76 (0.62)       | 0.56 (0.41)           | 0.37             |
+ *
+ * (topic share: facts in clusters of >= 3; coherence size-weighted over those clusters; top-author share: the
+ * size-weighted share of a cluster's commonest author.) Chosen: assign 0.2, fold 0.1 as for USE-lite: 95% of facts
+ * in topics, the busiest channels get 24-43 topics; lower thresholds grow clusters of 60-84 facts, higher ones leave
+ * 13-18% of facts in one- and two-fact clusters.
+ Same data, USE-lite with DEFAULT_CLUSTER_PARAMS: 537 clusters, 45 singletons, topic share 0.97, raw coherence
+ * 0.69 (0.40), centred 0.57 (0.41), top-author share 0.39.
+ * The spec's rules on this scale: merge above 0.85 already compares centred centroids. Raw, 10-35% of the pairs of
+ * a busy channel's e5 cluster centroids are above 0.85 (USE-lite: 0 to 1 pair in 200-465), so a raw rule would
+ * merge distinct topics until the size cap stops it; centred it fires on no pair (neither at 0.85 nor at 0.7), as
+ * with USE-lite. Coherence below 0.4 is vacuous on raw e5 vectors: the lowest cluster is at 0.76 and 20 facts
+ * picked across a busy channel at 0.90-0.91 (USE-lite: 0.58-0.72). `centredCoherence` reads it on centred vectors,
+ * where topic clusters sit at 0.57 (lowest 0.40) and those 20-fact bags at 0.18-0.21: it then still tells a bag of
+ * unrelated facts (re-clustered) from a topic, and guards merges and folds. On this data it re-clusters nothing
+ * (the clustering above gives no cluster under 0.4 centred); at 0.45 it would re-cluster 8 clusters.
+ * Raw coherence stays what is stored and reported.
+ * Full generation through the runtime (`BENCH_WIKI_EMBEDDERS=use-lite,e5-small-v2 npm run bench:wiki`, one run;
+ * coherence size-weighted over clusters of >= 3, "mean / lowest"; every fact assigned with both):
+ *
+ * | data set (facts)  | encoder  | clusters >= 3 | topic pages | raw coherence | centred coherence | in topics |
+ * |-------------------|----------|---------------|-------------|---------------|-------------------|-----------|
+ * | Clojurians (3637) | USE-lite | 399           | 484         | 0.69 / 0.40   | 0.57 / 0.41       | 0.97      |
+ * | Clojurians (3637) | e5       | 411           | 537         | 0.85 / 0.76   | 0.57 / 0.40       | 0.95      |
+ * | OLake (264)       | USE-lite | 29            | 31          | 0.75 / 0.54   | 0.62 / 0.49       | 0.99      |
+ * | OLake (264)       | e5       | 24            | 33          | 0.87 / 0.80   | 0.63 / 0.48       | 0.93      |
+ * | Discord (232)     | USE-lite | 22            | 22          | 0.69 / 0.57   | 0.54 / 0.48       | 1.00      |
+ * | Discord (232)     | e5       | 31            | 31          | 0.88 / 0.83   | 0.58 / 0.47       | 1.00      |
+ *
+ * Read (title and 5 key facts of the 6 biggest topic pages of #clojure, #beginners, OLake #help and the Discord
+ * channel; one subject when >= 4 of the 5 facts are about the title's subject): USE-lite 12 of 24, e5 11 of 24.
+ * Both leave one catch-all page in #clojure (USE-lite "Data", 67 facts; e5 "ClojureScript", 75 facts).
+ */
+export const E5_CLUSTER_PARAMS: Readonly<ClusterParams> = Object.freeze({
+  ...DEFAULT_CLUSTER_PARAMS,
+  centredCoherence: true,
+});
+
+/** Cluster thresholds per embedder id (the pattern of VECTOR_MATCH_FLOOR in @atlas/query). */
+export const CLUSTER_PARAMS: Readonly<Record<string, Readonly<ClusterParams>>> = Object.freeze({
+  [USE_LITE_EMBEDDER_ID]: DEFAULT_CLUSTER_PARAMS,
+  [E5_EMBEDDER_ID]: E5_CLUSTER_PARAMS,
+});
+
+/**
+ * The cluster thresholds for vectors of `embedderId` (Embedder.id; CLUSTER_PARAMS); undefined or an embedder not
+ * calibrated: DEFAULT_CLUSTER_PARAMS (calibrated on USE-lite).
+ */
+export const clusterParamsOf = (embedderId?: string): Readonly<ClusterParams> =>
+  (embedderId !== undefined && Object.hasOwn(CLUSTER_PARAMS, embedderId) ? CLUSTER_PARAMS[embedderId] : undefined) ??
+  DEFAULT_CLUSTER_PARAMS;
+
+/**
+ * The coherence of each cluster over channel-centred vectors, as the `centredCoherence` rule reads it: per channel,
+ * m = the mean of the unit vectors of its clusters' members, then the coherence of unit(v - m) over each cluster's
+ * members; a channel under 20 facts is not centred (raw coherence). `vectors` (fact id → vector, any length; made
+ * unit here) must hold every member. Returns one value in [0, 1] per cluster, in order.
+ */
+export function centredCoherences(
+  clusters: readonly TopicCluster[],
+  vectors: ReadonlyMap<string, readonly number[]>,
+): number[] {
+  const units = (c: TopicCluster) => c.member_ids.map((m) => unit(vectors.get(m) as number[]));
+  const sums = clusters.map((c) => {
+    const us = units(c);
+    const sum = new Array<number>(us[0]?.length ?? 0).fill(0);
+    for (const u of us) for (let i = 0; i < u.length; i++) sum[i] = sum[i]! + u[i]!;
+    return { channel_id: c.channel_id, sum, n: us.length };
+  });
+  const means = channelMeans(sums.filter((s) => s.n > 0));
+  return clusters.map((c) => {
+    const m = means.get(c.channel_id);
+    const us = units(c);
+    return centroidOf(m ? us.map((u) => unit(u.map((x, i) => x - m[i]!))) : us).coherence;
+  });
 }

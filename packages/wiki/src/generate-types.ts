@@ -152,6 +152,13 @@ export interface WikiGenerateDeps {
    */
   summarizer?: WikiSummarizer | null;
   /**
+   * The id of the embedder that made the vectors `vectors.vectorsOf` returns (Embedder.id, the `model` of the
+   * stored vectors, e.g. `onnx:e5-small-v2-q`): it picks the clustering's thresholds and the author centring
+   * (clusterParamsOf, authorCentringOf), whose cosine scales differ per encoder. Omitted or unknown: the USE-lite
+   * values (DEFAULT_CLUSTER_PARAMS, AUTHOR_CENTRING).
+   */
+  embedderId?: string;
+  /**
    * Per channel, the vector sums of its authors' facts (AUTHOR_CENTRING), kept between runs by a long-lived
    * generator (WikiGenerator): an incremental run then reads the vectors of the new facts only, instead of every
    * fact of their authors. Entries are checked against the fact digests of the run (a fact changed or gone: that

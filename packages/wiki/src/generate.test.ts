@@ -56,6 +56,8 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
           return vectors.vectorsOf(ids);
         },
       },
+      // The vectors' encoder picks the cluster thresholds (clusterParamsOf).
+      embedderId: rt.embeddings.embedder.id,
       graph: rt.graph,
       wiki,
       authorSums,

@@ -13,8 +13,15 @@
  *   activity, topics), and keeps every other page as stored, byte-identical — except a page whose place in the wiki
  *   changed (renumbered or renamed: see keepable) or whose stored citations no longer verify (a cited message edited).
  */
-import { AUTHOR_CENTRING, authorCentred } from './author-centring.js';
-import { assignFacts, clusterStats, DEFAULT_CLUSTER_PARAMS, type FactVector, healthPass } from './clusters.js';
+import { authorCentred, authorCentringOf } from './author-centring.js';
+import {
+  assignFacts,
+  type ClusterParams,
+  clusterParamsOf,
+  clusterStats,
+  type FactVector,
+  healthPass,
+} from './clusters.js';
 import {
   authorVectors,
   diffSources,
@@ -119,7 +126,7 @@ export async function generateChannelWiki(
       fresh.map((f) => f.id),
       rawVectors,
       authorOf,
-      AUTHOR_CENTRING,
+      authorCentringOf(deps.embedderId),
       sums,
     );
     const tRead = performance.now();
@@ -131,6 +138,7 @@ export async function generateChannelWiki(
       vectors,
       stored,
       delta.changedFacts,
+      clusterParamsOf(deps.embedderId),
     );
 
     const tCluster = performance.now();
@@ -302,6 +310,7 @@ function clusterStep(
   vectors: ReadonlyMap<string, number[]>,
   stored: readonly TopicCluster[],
   changedFacts: ReadonlySet<string>,
+  params: ClusterParams,
 ): { clusters: TopicCluster[]; touched: Set<string>; fvs: FactVector[]; clustered: number } {
   // Facts to cluster: those with a vector, oldest first (the order a live channel would have seen them).
   const ordered = facts
@@ -313,8 +322,8 @@ function clusterStep(
   let clusters: TopicCluster[];
   let touched: Set<string>;
   if (mode === 'full') {
-    const assigned = assignFacts([], fvs, DEFAULT_CLUSTER_PARAMS);
-    clusters = healthPass(assigned.clusters, vectors, DEFAULT_CLUSTER_PARAMS).clusters;
+    const assigned = assignFacts([], fvs, params);
+    clusters = healthPass(assigned.clusters, vectors, params).clusters;
     touched = new Set(clusters.map((c) => c.id));
   } else {
     // Members whose fact is gone leave their cluster (centroid kept until the daily rebuild); a cluster left empty
@@ -326,7 +335,7 @@ function clusterStep(
       if (live.length !== c.member_ids.length || c.member_ids.some((id) => changedFacts.has(id))) touched.add(c.id);
       if (live.length > 0) kept.push(live.length === c.member_ids.length ? c : { ...c, member_ids: live });
     }
-    const assigned = assignFacts(kept, fvs, DEFAULT_CLUSTER_PARAMS);
+    const assigned = assignFacts(kept, fvs, params);
     clusters = assigned.clusters;
     for (const id of assigned.touched) touched.add(id);
   }

@@ -190,6 +190,8 @@ const wikiGeneratorOf = (cfg: Config, stores: RuntimeStores, llm: LlmChains): Wi
   return new WikiGenerator({
     documents,
     vectors: embeddings.vectors,
+    // The vectors' embedder: it picks the clustering's thresholds (clusterParamsOf in @atlas/wiki).
+    embedderId: embeddings.embedder.id,
     graph,
     wiki,
     // Channel settings: wiki_enabled off keeps the scheduler's passes away from the channel.
