@@ -104,7 +104,7 @@ const historyView = (j: SyncJobRecord, now: Date) => ({
  * /api/sync/history returns `{history}`; POST /api/sync/cancel appends SyncCancelled and answers `{status:
  * 'cancelled', job_id, cancelled_at}`. Errors: 404 NOT_FOUND for an unknown channel or job, 400 INVALID_REQUEST for a
  * channel in no connection, not selected in its connection, or with sync_enabled off (channel settings), 409 CONFLICT (details.job_id) for a second sync while one is open or a cancel of a
- * finished job.
+ * finished job (also of one that completed or failed before the worker saw the cancel).
  */
 export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: SyncPorts }> = async (
   parent,
@@ -246,7 +246,12 @@ export const syncRoutes: FastifyPluginAsync<{ documents: DocumentStore; sync?: S
       key: job.channel_id,
       data: { jobId: job.job_id, channelId: job.channel_id, cancelledAt },
     });
-    await settle(job.job_id, (j) => !OPEN.has(j.status));
+    const ended = await settle(job.job_id, (j) => !OPEN.has(j.status));
+    // The job reached its end before the worker saw the cancel: say what it became, not that it was cancelled.
+    if (ended && !OPEN.has(ended.status) && ended.status !== 'cancelled')
+      throw new AtlasError('CONFLICT', `sync job '${job.job_id}' is already ${ended.status}`, {
+        details: { job_id: job.job_id, status: ended.status },
+      });
     return { status: 'cancelled' as const, job_id: job.job_id, cancelled_at: cancelledAt };
   });
 };

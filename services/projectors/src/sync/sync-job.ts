@@ -252,6 +252,7 @@ export const runSyncJob = async (job: SyncJobRecord, deps: SyncJobDeps, signal: 
     );
     state.facts = outcome.facts;
     state.entities = outcome.entities;
+    if (signal.aborted) throw signal.reason; // a cancel that arrived during the last steps still ends it cancelled
     await deps.eventLog.append(TOPICS.messages, [discovered]); // the channel's last_sync
     if (job.connection_id)
       await deps.connections.update(job.connection_id, { last_sync: (deps.now?.() ?? new Date()).toISOString() });
