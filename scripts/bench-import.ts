@@ -115,9 +115,9 @@ const head = [
 ];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(line(head));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 if (rows.length > 0) {
+  console.log(line(head));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows) console.log(line(r));
   console.log('\nmsg/s = messages / (plan + append + project); open is the fixed cost of a fresh embedded database.');
 }
