@@ -80,9 +80,9 @@ const guardEmbedder = (
   });
 
 /**
- * The embedder of a model id stored beside vectors (Embedder.id), behind its breaker as createEmbedder's, or null
- * when it cannot be had here: an ONNX model not in the cache, an endpoint's model other than the configured one, an
- * unknown id. What serves the queries of a vector space built by an earlier configuration while its replacement is
+ * The local embedder of a model id stored beside vectors (Embedder.id), behind its breaker as createEmbedder's, or
+ * null when it cannot be had here: an ONNX model not in the cache, an endpoint's model (the caller has the configured
+ * embedder already, and no other endpoint is configured), an unknown id. What serves the queries of a vector space built by an earlier configuration while its replacement is
  * rebuilt (docs/models.md "Changing the model"). Never fetches.
  */
 export const createEmbedderForModel = (
@@ -103,8 +103,5 @@ export const createEmbedderForModel = (
         )
       : null;
   }
-  const configured = cfg.EMBEDDING_PROVIDER === 'none' ? null : createEmbedder(cfg, { ...opts, logger: null });
-  if (configured?.id === modelId) return configured;
-  void configured?.close?.();
   return null;
 };

@@ -11,6 +11,7 @@ import {
 } from './abstain.js';
 import { answerAsk } from './engine.js';
 import { EXTRACTIVE_NOTE } from './notes.js';
+import { askSource } from './sources.test-support.js';
 import { askStreamViolations } from './stream-rules.js';
 import { AskBody, type AskEvent, type AskLlm, type AskPorts, type AskSource } from './types.js';
 
@@ -105,31 +106,7 @@ describe('abstentionText', () => {
 
 // --- The engine over fake ports: two facts of #general, a 3-d embedder whose query vector is set per test. ---
 
-const source = (n: number, text: string): AskSource => ({
-  n,
-  score: 1,
-  fact: {
-    id: `f${n}`,
-    memory_text: text,
-    author_name: 'ana',
-    message_ts: '2024-03-05T10:00:00.000Z',
-    channel_id: 'C1',
-    topic_tags: ['ops'],
-    fact_type: 'observation',
-    source_message_id: `m${n}`,
-  },
-  citation: {
-    id: `[${n}]`,
-    author: 'ana',
-    channel: 'general',
-    timestamp: '2024-03-05T10:00:00.000Z',
-    text_excerpt: text,
-    permalink: `https://example.test/${n}`,
-    source_message_id: `m${n}`,
-    media_type: null,
-    media_name: null,
-  },
-});
+const source = (n: number, text: string): AskSource => askSource(n, text, { topic: 'ops' });
 
 const FACTS = [
   { id: 'f1', text: 'The Kafka consumer lag alert fires after 5 minutes.', vector: [1, 0, 0] },

@@ -1,33 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { escapeMarkers, extractiveAnswer } from './extractive.js';
 import { EXTRACTIVE_NOTE } from './notes.js';
+import { askSource } from './sources.test-support.js';
 import type { AskSource } from './types.js';
 
-const source = (n: number, text: string, score: number): AskSource => ({
-  n,
-  score,
-  fact: {
-    id: `f${n}`,
-    memory_text: text,
-    author_name: 'ana',
-    message_ts: '2024-03-05T10:00:00.000Z',
-    channel_id: 'C1',
-    topic_tags: ['clojure'],
-    fact_type: 'observation',
-    source_message_id: `m${n}`,
-  },
-  citation: {
-    id: `[${n}]`,
-    author: 'ana',
-    channel: 'general',
-    timestamp: '2024-03-05T10:00:00.000Z',
-    text_excerpt: text.slice(0, 100),
-    permalink: `https://example.test/${n}`,
-    source_message_id: `m${n}`,
-    media_type: null,
-    media_name: null,
-  },
-});
+const source = (n: number, text: string, score: number): AskSource => askSource(n, text, { score });
 
 describe('extractiveAnswer', () => {
   it("writes a fact's own [n] as \\[n\\], so the only [n] in an answer are citation markers", () => {
