@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PLATFORM_A_SYSTEM_SUBTYPES } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './free-port.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATA = path.resolve(ROOT, '../shared/data');
@@ -41,7 +42,7 @@ const slackCountsFromFiles = (dir: string): Map<string, number> => {
 
 describe('atlas CLI end to end (real exports)', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'atlas-e2e-'));
-  const port = 18_000 + Math.floor(Math.random() * 2000);
+  let port = 0; // a free one, drawn before the imports
   let server: ChildProcess | undefined;
   afterAll(() => {
     server?.kill('SIGTERM');
@@ -55,6 +56,7 @@ describe('atlas CLI end to end (real exports)', () => {
   ];
   const summaries = new Map<string, string>();
   beforeAll(async () => {
+    port = await freePort();
     for (const i of imports) {
       const r = await atlas(['import', i.path, '--data-dir', dataDir, '--no-progress']);
       expect(r.stderr).toBe('');

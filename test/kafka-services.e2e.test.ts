@@ -7,6 +7,7 @@ import { appendPlan, openRuntime, startProjectors, waitForProjectors } from '@at
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './free-port.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const EXPORT = path.resolve(ROOT, '../shared/data/slack-clojurians-2018-02/export');
@@ -19,7 +20,7 @@ describe.runIf(Boolean(brokers && pgUrl))(
   () => {
     const id = randomUUID().replaceAll('-', '').slice(0, 12);
     const schema = `t_${id}`;
-    const port = 21_000 + Math.floor(Math.random() * 2000);
+    let port = 0; // a free one, drawn when the test starts
     const env = {
       ...process.env,
       KAFKA_BROKERS: brokers!,
@@ -41,10 +42,21 @@ describe.runIf(Boolean(brokers && pgUrl))(
       child.stderr.on('data', (d) => out.push(String(d)));
       return { child, out, ready: () => out.join('').includes('is running') || out.join('').includes('is serving') };
     };
-    const until = async (what: string, fn: () => boolean | Promise<boolean>, ms = 90_000) => {
+    type Started = ReturnType<typeof atlas>;
+    /** Polls fn every 200 ms; fails at once when a watched process exits, and on timeout, with that process's output. */
+    const until = async (what: string, fn: () => boolean | Promise<boolean>, ms = 90_000, ...watched: Started[]) => {
       const end = Date.now() + ms;
+      const tail = (w: Started) => w.out.join('').slice(-4000);
       while (!(await fn())) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        const exited = watched.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+        if (exited)
+          throw new Error(
+            `waiting for ${what}: the process exited (${exited.child.exitCode}); it printed:\n${tail(exited)}`,
+          );
+        if (Date.now() > end)
+          throw new Error(
+            `timed out waiting for ${what}${watched.map((w) => `; a process printed:\n${tail(w)}`).join('')}`,
+          );
         await new Promise((r) => setTimeout(r, 200));
       }
     };
@@ -69,14 +81,22 @@ describe.runIf(Boolean(brokers && pgUrl))(
       await c.connect();
       await c.query(`create schema "${schema}"`);
       await c.end();
+      port = await freePort();
       const server = atlas('run', 'api', '--port', String(port));
-      await until('the api', server.ready, 180_000);
+      await until('the api', server.ready, 180_000, server);
       const services = [atlas('run', 'documents'), atlas('run', 'keyword')];
       const factsA = atlas('run', 'facts');
       const factsB = atlas('run', 'facts');
       // Four processes start at once (each loads the sources through tsx and joins its consumer group): slow beside the
       // other suites in CI.
-      await until('the projectors', () => [...services, factsA, factsB].every((s) => s.ready()), 240_000);
+      await until(
+        'the projectors',
+        () => [...services, factsA, factsB].every((s) => s.ready()),
+        240_000,
+        ...services,
+        factsA,
+        factsB,
+      );
 
       const imported = atlas('import', EXPORT, '--no-project', '--no-progress');
       await until('the import', () => imported.child.exitCode !== null, 120_000);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './free-port.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OLAKE = path.resolve(ROOT, '../shared/data/slack-olake/export');
@@ -13,7 +14,7 @@ describe.runIf(Boolean(url))('atlas import beside atlas start, both on PostgreSQ
   const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const databaseUrl = `${url}?options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
   const env = { ...process.env, DATABASE_URL: databaseUrl, ATLAS_DATA_DIR: path.join(ROOT, '.atlas-test', schema) };
-  const port = 20_000 + Math.floor(Math.random() * 2000);
+  let port = 0; // a free one, drawn when the test starts
   let server: ChildProcess | undefined;
 
   afterAll(async () => {
@@ -29,6 +30,7 @@ describe.runIf(Boolean(url))('atlas import beside atlas start, both on PostgreSQ
     await c.connect();
     await c.query(`create schema "${schema}"`);
     await c.end();
+    port = await freePort();
     server = spawn(process.execPath, [path.join(ROOT, 'bin/atlas.mjs'), 'start', '--port', String(port)], {
       cwd: ROOT,
       env,

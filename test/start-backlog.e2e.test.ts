@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './free-port.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATA = path.resolve(ROOT, '../shared/data');
@@ -25,8 +26,8 @@ const atlas = (args: string[]) =>
  */
 describe('atlas start on a backlog', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'atlas-backlog-'));
-  const port = 20_000 + Math.floor(Math.random() * 2000);
-  const base = `http://127.0.0.1:${port}`;
+  let port = 0; // a free one, drawn before the imports
+  const base = () => `http://127.0.0.1:${port}`;
   let server: ChildProcess | undefined;
   afterAll(() => {
     server?.kill('SIGTERM');
@@ -34,6 +35,7 @@ describe('atlas start on a backlog', () => {
   });
 
   beforeAll(async () => {
+    port = await freePort();
     for (const source of [OLAKE, ETHGLOBAL]) {
       const r = await atlas(['import', source, '--data-dir', dataDir, '--no-project', '--no-progress']);
       expect(r.stderr).toBe('');
@@ -42,7 +44,7 @@ describe('atlas start on a backlog', () => {
   }, 600_000);
 
   const get = async (url: string, init: RequestInit = {}) => {
-    const res = await fetch(`${base}${url}`, { ...init, signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${base()}${url}`, { ...init, signal: AbortSignal.timeout(30_000) });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
