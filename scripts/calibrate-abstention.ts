@@ -12,8 +12,10 @@
  * content terms are not abstained on; none: cosine alone), the criterion's floor and the share of each set abstained
  * on there; then, for floors around the criterion's under the engine's rule (`abstains`: cosine < floor and coverage
  * < KEYWORD_KEEP), the shares under that rule and under the cosine alone. The embedder is the configured local model
- * (EMBEDDING_LOCAL_MODEL: use-lite, e5-small-v2, ...; ATLAS_MODELS_DIR for the ONNX models). ABSTAIN_SHOW=n prints
- * the n lowest-cosine answerable questions to stderr.
+ * (EMBEDDING_LOCAL_MODEL: use-lite, e5-small-v2, ...; ATLAS_MODELS_DIR for the ONNX models). Last, the person check
+ * (personMismatch) per number of best sources looked at, alone and beside the cosine rule at the map's floor (it
+ * chose PERSON_TOP). ABSTAIN_SHOW=n prints the n lowest-cosine answerable questions to stderr; PERSON_SHOW=1 the
+ * category 5 questions the check does not catch at 1 best source, with their 3 best sources.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +30,8 @@ import {
   findSources,
   graphExpansion,
   KEYWORD_KEEP,
+  PERSON_TOP,
+  personMismatch,
   retrievalQuery,
 } from '@atlas/query';
 import { openRuntime } from '@atlas/runtime';
@@ -82,14 +86,24 @@ const ports: AskPorts = {
   llm: { quality: null, fast: null },
 };
 const body = AskBody.parse({ question: 'x', max_results: 10 });
-const measured: (Asked & { evidence: AskEvidence; sources: number })[] = [];
+const measured: (Asked & { evidence: AskEvidence; sources: number; mismatchAt: Map<number, boolean> })[] = [];
+/** The `top` values of the person check measured (PERSON_TOP among them). */
+const TOPS = [...new Set([1, 2, 3, 5, PERSON_TOP])].sort((a, b) => a - b);
 for (const a of asked) {
   const found = await findSources(ports, a.question, retrievalQuery(a.question), {
     channelId: a.channelId,
     body: { ...body, question: a.question },
   });
   if (!found) throw new Error('search unavailable');
-  measured.push({ ...a, evidence: found.evidence, sources: found.sources.length });
+  const mismatchAt = new Map(TOPS.map((t) => [t, personMismatch(a.question, found.sources, t) !== null]));
+  measured.push({ ...a, evidence: found.evidence, sources: found.sources.length, mismatchAt });
+  if (process.env.PERSON_SHOW && a.set === 'category 5' && !mismatchAt.get(1))
+    console.error(
+      `${a.question}\n${found.sources
+        .slice(0, 3)
+        .map((s) => `   ${s.fact.author_name}: ${s.fact.memory_text.slice(0, 140)}`)
+        .join('\n')}`,
+    );
 }
 
 const sets = ['answerable', 'category 5', 'cross-conversation'] as const;
@@ -99,11 +113,14 @@ const cosineOf = (m: (typeof measured)[number]) => m.evidence.bestCosine ?? Numb
  * Whether a question is abstained on at `floor` with the keyword keep `keep` (sources holding at least that share of
  * the query's content terms are kept; Infinity: cosine alone): `abstains` with those values.
  */
-const abstainsAt = (m: (typeof measured)[number], floor: number, keep: number) =>
-  m.sources === 0 || (cosineOf(m) < floor && m.evidence.termCoverage < keep);
-const share = (s: (typeof sets)[number], floor: number, keep: number) => {
+const abstainsAt = (m: (typeof measured)[number], floor: number, keep: number, top = 0) =>
+  m.sources === 0 ||
+  (top > 0 && m.mismatchAt.get(top) === true) ||
+  (cosineOf(m) < floor && m.evidence.termCoverage < keep);
+/** The share of set `s` abstained on; `top` > 0 adds the person check over that many best sources. */
+const share = (s: (typeof sets)[number], floor: number, keep: number, top = 0) => {
   const xs = of(s);
-  return xs.filter((m) => abstainsAt(m, floor, keep)).length / xs.length;
+  return xs.filter((m) => abstainsAt(m, floor, keep, top)).length / xs.length;
 };
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const quantiles = (s: (typeof sets)[number]) => {
@@ -178,6 +195,31 @@ console.log(
       pct(share('category 5', floor, Number.POSITIVE_INFINITY)),
       pct(share('answerable', floor, Number.POSITIVE_INFINITY)),
       pct(share('cross-conversation', floor, Number.POSITIVE_INFINITY)),
+    ]),
+  ),
+);
+// The person check (personMismatch), alone and beside the cosine rule at the map's floor, per number of best sources.
+const floorInMap = current ?? chosen;
+console.log(
+  `\nthe person check (the question names one author; none of the best sources is theirs or names them), per number of best sources looked at; "with floor": beside the cosine rule at ${floorInMap.toFixed(2)}:`,
+);
+console.log(
+  table(
+    [
+      'best sources',
+      'cat 5 (person alone)',
+      '1-4 wrongly (person alone)',
+      'cat 5 (with floor)',
+      '1-4 wrongly (with floor)',
+      'cross-conv. (with floor)',
+    ],
+    TOPS.map((top) => [
+      `${top}${top === PERSON_TOP ? ' (PERSON_TOP)' : ''}`,
+      pct(share('category 5', -1, 0, top)),
+      pct(share('answerable', -1, 0, top)),
+      pct(share('category 5', floorInMap, KEYWORD_KEEP, top)),
+      pct(share('answerable', floorInMap, KEYWORD_KEEP, top)),
+      pct(share('cross-conversation', floorInMap, KEYWORD_KEEP, top)),
     ]),
   ),
 );

@@ -7,6 +7,9 @@ import {
   abstentionText,
   contentTerms,
   KEYWORD_KEEP,
+  mentionsBeyondAddress,
+  PERSON_TOP,
+  personMismatch,
   termCoverage,
 } from './abstain.js';
 import { answerAsk } from './engine.js';
@@ -57,6 +60,117 @@ describe('abstains', () => {
   it('does not abstain without a cosine or with an uncalibrated embedder', () => {
     expect(abstains(ev(null, 0, null), 3)).toBe(false);
     expect(abstains(ev(0.01, 0, 'openai:text-embedding-3-small'), 3)).toBe(false);
+  });
+});
+
+describe('personMismatch', () => {
+  /** A source by `author` (the fixture's citation author too). */
+  const by = (n: number, author: string, text: string): AskSource => {
+    const s = askSource(n, text);
+    return { ...s, fact: { ...s.fact, author_name: author }, citation: { ...s.citation, author } };
+  };
+  const chat = [
+    by(1, 'Melanie', 'Melanie ran a charity race for mental health and realized self-care is important.'),
+    by(2, 'Melanie', 'Melanie is painting a lake sunrise.'),
+    by(3, 'Melanie', 'Melanie took the kids camping in the mountains.'),
+    by(4, 'Caroline', 'Caroline went to an LGBTQ support group.'),
+  ];
+
+  it("finds a question about one author answered only by another's words", () => {
+    expect(personMismatch('What did Caroline realize after her charity race?', chat)).toEqual({
+      asked: 'Caroline',
+      found: ['Melanie'],
+    });
+  });
+
+  it('keeps a question about the author of a best source, with a possessive too', () => {
+    expect(personMismatch('What did Melanie realize after her charity race?', chat)).toBeNull();
+    expect(personMismatch("What was Melanie's charity race for?", chat)).toBeNull();
+  });
+
+  it('keeps a best source of another author that names the person asked about', () => {
+    const named = [by(1, 'Melanie', 'Melanie cheered Caroline on at her charity race.'), ...chat.slice(1)];
+    expect(personMismatch('What did Caroline do at the charity race?', named)).toBeNull();
+  });
+
+  it('does not count a name that only addresses the person asked about', () => {
+    const addressed = [
+      by(1, 'Melanie', 'Caroline, Melanie ran a charity race for mental health last Saturday.'),
+      by(2, 'Melanie', 'Proud of you, Caroline! Melanie realized self-care is important.'),
+      by(3, 'Caroline', 'Caroline went to an LGBTQ support group.'),
+    ];
+    expect(personMismatch('What did Caroline realize after her charity race?', addressed, 2)).toEqual({
+      asked: 'Caroline',
+      found: ['Melanie'],
+    });
+    expect(mentionsBeyondAddress('Caroline, the race was great', 'Caroline')).toBe(false);
+    expect(mentionsBeyondAddress('Great race, Caroline', 'Caroline')).toBe(false);
+    expect(mentionsBeyondAddress("Caroline's race was great", 'Caroline')).toBe(true);
+    expect(mentionsBeyondAddress('Melanie ran with Caroline last week', 'Caroline')).toBe(true);
+    expect(mentionsBeyondAddress('Ana Lima ran the race', 'Ana Lima')).toBe(true);
+    expect(mentionsBeyondAddress('Anabel ran the race', 'Ana Lima')).toBe(false);
+  });
+
+  it('looks only at the best PERSON_TOP sources', () => {
+    const late = [...chat.slice(0, 3), by(4, 'Caroline', 'Caroline ran a charity race too.')];
+    expect(PERSON_TOP).toBeLessThan(4);
+    expect(personMismatch('What did Caroline realize after her charity race?', late)).not.toBeNull();
+    expect(personMismatch('What did Caroline realize after her charity race?', late, 4)).toBeNull();
+  });
+
+  it('does not apply with no author named, two named, or nothing found', () => {
+    expect(personMismatch('Who ran a charity race?', chat)).toBeNull();
+    expect(personMismatch('Did Caroline and Melanie both run the charity race?', chat)).toBeNull();
+    expect(personMismatch('What did Bob realize after the race?', chat)).toBeNull();
+    expect(personMismatch('What did Caroline realize?', [])).toBeNull();
+  });
+
+  it('matches whole words of a name: the first name of a full name, not a part of a word', () => {
+    const full = [
+      by(1, 'Ana Lima', 'Ana Lima moved the deploys to Tuesdays.'),
+      by(2, 'Jo Park', 'Jo Park owns the alerts.'),
+    ];
+    expect(personMismatch('When does Ana deploy?', [full[1]!, full[0]!], 1)).toEqual({
+      asked: 'Ana Lima',
+      found: ['Jo Park'],
+    });
+    // "Jo" has under 3 letters: only the whole name "Jo Park" names that author; "Joanna" never does.
+    expect(personMismatch('What does Joanna own?', full)).toBeNull();
+    expect(personMismatch('What does Jo own?', full)).toBeNull();
+  });
+
+  it('reads a one-word form as a name only when written as one: capitalised, not the first word, not a stop word', () => {
+    const will = [by(1, 'Ana', 'Ana ships the release on Friday.'), by(2, 'Will Smith', 'Will Smith reviews it.')];
+    expect(personMismatch('When will we ship the release?', will)).toBeNull();
+    expect(personMismatch('Will the release ship on Friday?', will)).toBeNull();
+    expect(personMismatch('What did Will review?', [will[0]!])).toBeNull(); // Will is no author of these sources
+    expect(personMismatch('When does will smith ship the release?', will, 1)).toEqual({
+      asked: 'Will Smith',
+      found: ['Ana'],
+    });
+    // "will" is a stop word: alone it never names Will Smith; a first name that is none does, capitalised.
+    expect(personMismatch('When does Will ship the release?', will, 1)).toBeNull();
+    const alex = [by(1, 'Ana', 'Ana ships the release on Friday.'), by(2, 'Alex Miller', 'Alex Miller reviews it.')];
+    expect(personMismatch('When does Alex ship the release?', alex, 1)).toEqual({
+      asked: 'Alex Miller',
+      found: ['Ana'],
+    });
+    expect(personMismatch('When does alex ship the release?', alex, 1)).toBeNull();
+  });
+
+  it('makes ask abstain, and the abstention says whose the closest memories are', () => {
+    const evidence: AskEvidence = {
+      embedderId: E5,
+      bestCosine: 0.95,
+      termCoverage: 1,
+      personMismatch: { asked: 'Caroline', found: ['Melanie'] },
+    };
+    expect(abstains(evidence, 4)).toBe(true);
+    expect(
+      abstentionText({ query: 'Caroline realize charity race', channels: ['locomo'], facts: 4 }, evidence, false),
+    ).toBe(
+      'The knowledge base holds nothing relevant to this question. I searched 4 memories in #locomo for "Caroline realize charity race". The closest memories are from Melanie and do not mention Caroline, so none is listed.',
+    );
   });
 });
 

@@ -40,6 +40,98 @@ export interface AskEvidence {
   embedderId: string | null;
   bestCosine: number | null;
   termCoverage: number;
+  /** The person the question asks about whom its best sources do not concern (`personMismatch`), or absent. */
+  personMismatch?: PersonMismatch | null;
+}
+
+/**
+ * A question about one person answered only by other people's words: `asked` is the person the question names (an
+ * author of the sources, as written there), `found` the authors of its best sources (none of them `asked`, and none
+ * of those sources names `asked`).
+ */
+export interface PersonMismatch {
+  asked: string;
+  found: string[];
+}
+
+/**
+ * How many of the best-ranked sources `personMismatch` looks at. Chosen with scripts/calibrate-abstention.ts on
+ * LoCoMo dev (see ABSTAIN_COSINE_FLOOR) among 1, 2, 3 and 5: the fewest (the most abstentions) with at most 5 % of
+ * the answerable questions wrongly abstained on in all, beside the cosine floor. With e5-small-v2 at 0.83 (share
+ * abstained on: category 5 | answerable, wrongly): 1: 54.5 % | 9.9 %; 2: 35.7 % | 5.5 %; 3: 24.1 % | 4.2 %;
+ * 5: 5.4 % | 3.9 %; the floor alone 1.8 % | 3.9 %. Counting a vocative as a mention, 3 gave 2.7 % | 3.9 %. With
+ * USE-lite at 0.52, 3 gives 25.0 % | 5.2 % (5: 9.8 % | 4.7 %); one value for every embedder, chosen on the default.
+ */
+export const PERSON_TOP = 3;
+
+/** A name's words as matched in text: lower case, letters and digits (`O'Brien` → `o`, `brien`). */
+const nameWords = (name: string): string[] => name.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/**
+ * Whether a question names `person`: the person's whole name (2+ words, any case), or a one-word form (a one-word
+ * name, or the first word of a longer one, of 3+ letters and not a STOP word) written as a name: capitalised and not
+ * the question's first word ("Will Smith" is not named by "When will we ship?" nor by "Will it ship?"). A possessive
+ * `'s` counts: "Melanie's".
+ */
+const questionNames = (question: string, person: string): boolean => {
+  const ws = nameWords(person);
+  if (ws.length === 0) return false;
+  const tokens = question.replace(/['’]s\b/gu, '').match(/[\p{L}\p{N}]+/gu) ?? [];
+  const lower = tokens.map((t) => t.toLowerCase());
+  if (ws.length > 1 && lower.some((_, i) => ws.every((w, j) => lower[i + j] === w))) return true;
+  const one = ws[0]!;
+  if (one.length < 3 || STOP.has(one)) return false;
+  return tokens.some((t, i) => i > 0 && lower[i] === one && /^\p{Lu}/u.test(t));
+};
+
+/**
+ * Whether `text` names `person` other than by addressing them: a whole-word occurrence of the person's whole name,
+ * or of its first word when that has 3+ letters, that is not a vocative. A vocative is an occurrence followed by `,`,
+ * `!`, `?` or the end of the text, without a possessive `'s` ("Caroline, since we last chatted", "proud of you,
+ * Caroline!"): in a chat people address each other by name, which says nothing of what the text is about.
+ */
+export const mentionsBeyondAddress = (text: string, person: string): boolean => {
+  const ws = nameWords(person);
+  if (ws.length === 0) return false;
+  // nameWords are letters and digits only: nothing to escape in a pattern.
+  const forms = [ws.join('[^\\p{L}\\p{N}]+'), ...(ws.length > 1 && ws[0]!.length >= 3 ? [ws[0]!] : [])];
+  for (const form of forms) {
+    const re = new RegExp(`(?<![\\p{L}\\p{N}])${form}(?![\\p{L}\\p{N}])(['’]s(?![\\p{L}\\p{N}]))?`, 'giu');
+    for (const m of text.matchAll(re)) {
+      const after = text.slice(m.index + m[0].length);
+      if (m[1] || !/^\s*(?:[,!?]|$)/u.test(after)) return true;
+    }
+  }
+  return false;
+};
+
+/**
+ * The person check of ask's abstention: the question names exactly one person among the sources' authors, and none
+ * of its `top` best-ranked sources was written by that person or names them other than by addressing them
+ * (`mentionsBeyondAddress`). Then the sources are about someone else
+ * ("What did Caroline realize after her charity race?" when only Melanie ran one), and listing them would answer a
+ * question about one person with another's words. Null otherwise: no author named, two or more named (a question
+ * about people together), or a best source concerns the person named.
+ * `question` is the user's question as asked; `sources` in rank order (AskSource.fact.author_name, memory_text and
+ * the citation's excerpt are read).
+ */
+export function personMismatch(
+  question: string,
+  sources: readonly AskSource[],
+  top = PERSON_TOP,
+): PersonMismatch | null {
+  const authors = [...new Set(sources.map((s) => s.fact.author_name.trim()).filter((a) => nameWords(a).length > 0))];
+  const asked = authors.filter((a) => questionNames(question, a));
+  if (asked.length !== 1) return null;
+  const person = asked[0]!;
+  const best = sources.slice(0, top);
+  if (best.length === 0) return null;
+  const concerns = (s: AskSource) =>
+    s.fact.author_name.trim() === person ||
+    mentionsBeyondAddress(s.fact.memory_text, person) ||
+    mentionsBeyondAddress(s.citation.text_excerpt, person);
+  if (best.some(concerns)) return null;
+  return { asked: person, found: [...new Set(best.map((s) => s.fact.author_name.trim()))] };
 }
 
 /** Words too common to be keyword evidence (English function words; the question words are already gone). */
@@ -89,7 +181,8 @@ export const termCoverage = (terms: readonly string[], sources: readonly AskSour
 export const abstainFloorOf = (embedderId: string): number | null => ABSTAIN_COSINE_FLOOR[embedderId] ?? null;
 
 /**
- * Whether ask abstains: no source at all, or the best source's raw cosine to the query is below the embedder's
+ * Whether ask abstains: no source at all, a person mismatch (`personMismatch`: the question asks about one person and
+ * its best sources are other people's words about other things), or the best source's raw cosine to the query is below the embedder's
  * calibrated floor (ABSTAIN_COSINE_FLOOR) while no source holds KEYWORD_KEEP of the query's content terms (keyword
  * evidence that a name or identifier the embedder places poorly is there keeps the answer). Without a cosine (no
  * vector signal) or without a calibrated floor for the embedder, only "no source" abstains: an uncalibrated threshold
@@ -97,6 +190,7 @@ export const abstainFloorOf = (embedderId: string): number | null => ABSTAIN_COS
  */
 export function abstains(evidence: AskEvidence, sourceCount: number): boolean {
   if (sourceCount === 0) return true;
+  if (evidence.personMismatch) return true;
   if (evidence.bestCosine === null || evidence.embedderId === null) return false;
   const floor = abstainFloorOf(evidence.embedderId);
   if (floor === null) return false;
@@ -141,12 +235,18 @@ export function abstentionText(scope: SearchedScope, evidence: AskEvidence, glob
           : names.join(n === 2 ? ' and ' : ', ');
   const facts = `${scope.facts.toLocaleString('en-US')} ${scope.facts === 1 ? 'memory' : 'memories'}`;
   const query = scope.query.replace(/\s+/g, ' ').trim();
-  const closest =
-    evidence.bestCosine !== null && evidence.embedderId !== null && abstainFloorOf(evidence.embedderId) !== null
+  const mismatch = evidence.personMismatch;
+  const closest = mismatch
+    ? ` The closest memories are from ${listOf(mismatch.found)} and do not mention ${mismatch.asked}, so none is listed.`
+    : evidence.bestCosine !== null && evidence.embedderId !== null && abstainFloorOf(evidence.embedderId) !== null
       ? ` The closest memory had a similarity of ${evidence.bestCosine.toFixed(2)} to the question, below the ${abstainFloorOf(evidence.embedderId)!.toFixed(2)} that counts as relevant, so none is listed.`
       : '';
   return `${ABSTENTION_LEAD} I searched ${facts} in ${where} for "${escapeBrackets(query)}".${closest}`;
 }
+
+/** Names joined for a sentence: `A`, `A and B`, `A, B and C`. */
+const listOf = (xs: readonly string[]): string =>
+  xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`;
 
 /** Square brackets of a quoted query as `\[`/`\]`: the only `[n]` in an answer are citation markers. */
 const escapeBrackets = (t: string): string => t.replace(/\[(\d{1,3})\]/g, '\\[$1\\]');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AskMessage, AskStore } from '@atlas/stores';
-import { type AskEvidence, abstains, abstentionText, type SearchedScope } from './abstain.js';
+import { type AskEvidence, abstains, abstentionText, personMismatch, type SearchedScope } from './abstain.js';
 import { AnswerStream } from './answer-stream.js';
 import { extractiveAnswer } from './extractive.js';
 import { cachedWikiAnswer, webResultsOf, webSection } from './fallbacks.js';
@@ -105,6 +105,7 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
             embedder: found.evidence.embedderId,
             best_cosine: found.evidence.bestCosine,
             term_coverage: found.evidence.termCoverage,
+            person_mismatch: found.evidence.personMismatch ?? null,
           },
         },
       },
@@ -185,16 +186,27 @@ export async function findSources(
   const routed: AskRoute = ports.graphRetrieval ? await routeOf(ports.llm.fast, question, req.signal) : 'semantic';
   let graphScores = routed === 'semantic' ? null : await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
   const route: AskRoute = graphScores ? routed : 'semantic';
+  // The person check reads the question as asked (a name is not a content term the search query keeps).
+  const checked = (e: AskEvidence, sources: AskSource[]): AskEvidence => ({
+    ...e,
+    personMismatch: personMismatch(question, sources),
+  });
   const first = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels);
   if (!first.degraded.has('vector_store'))
-    return { route, sources: first.sources, evidence: first.evidence, searchQuery, wikiAnswer: null };
+    return {
+      route,
+      sources: first.sources,
+      evidence: checked(first.evidence, first.sources),
+      searchQuery,
+      wikiAnswer: null,
+    };
   let { sources, evidence } = first;
   if (!graphScores && routed === 'semantic') {
     graphScores = await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
     if (graphScores)
       ({ sources, evidence } = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels));
   }
-  if (graphScores) return { route, sources, evidence, searchQuery, wikiAnswer: null };
+  if (graphScores) return { route, sources, evidence: checked(evidence, sources), searchQuery, wikiAnswer: null };
   const wikiAnswer = await cachedWikiAnswer(ports, question, channelId, channels);
   return wikiAnswer === null ? null : { route, sources: [], evidence, searchQuery, wikiAnswer };
 }
