@@ -108,9 +108,9 @@ export const mentionsBeyondAddress = (text: string, person: string): boolean => 
 /**
  * The person check of ask's abstention: the question names exactly one person among the sources' authors, and none
  * of its `top` best-ranked sources was written by that person or names them other than by addressing them
- * (`mentionsBeyondAddress`). Then the sources are about someone else
- * ("What did Caroline realize after her charity race?" when only Melanie ran one), and listing them would answer a
- * question about one person with another's words. Null otherwise: no author named, two or more named (a question
+ * (`mentionsBeyondAddress`). Then the sources are about someone else ("What did Caroline realize after her charity
+ * race?" when only Melanie ran one), and listing them would answer a question about one person with another's words.
+ * Reads no cosine, only ranks, so it holds for every embedder (PERSON_TOP). Null otherwise: no author named, two or more named (a question
  * about people together), or a best source concerns the person named.
  * `question` is the user's question as asked; `sources` in rank order (AskSource.fact.author_name, memory_text and
  * the citation's excerpt are read).
@@ -181,10 +181,10 @@ export const termCoverage = (terms: readonly string[], sources: readonly AskSour
 export const abstainFloorOf = (embedderId: string): number | null => ABSTAIN_COSINE_FLOOR[embedderId] ?? null;
 
 /**
- * Whether ask abstains: no source at all, a person mismatch (`personMismatch`: the question asks about one person and
- * its best sources are other people's words about other things), or the best source's raw cosine to the query is below the embedder's
- * calibrated floor (ABSTAIN_COSINE_FLOOR) while no source holds KEYWORD_KEEP of the query's content terms (keyword
- * evidence that a name or identifier the embedder places poorly is there keeps the answer). Without a cosine (no
+ * Whether ask abstains: no source at all, a person mismatch (`evidence.personMismatch`: the question asks about one
+ * person and its best sources are other people's words), or the best source's raw cosine to the query is below the
+ * embedder's calibrated floor (ABSTAIN_COSINE_FLOOR) while no source holds KEYWORD_KEEP of the query's content terms
+ * (keyword evidence that a name or identifier the embedder places poorly is there keeps the answer). Without a cosine (no
  * vector signal) or without a calibrated floor for the embedder, only "no source" abstains: an uncalibrated threshold
  * could hide answers.
  */
