@@ -111,7 +111,7 @@ const kafka = async (partitions: number, services: string[], model: string | nul
     await rt.close();
     await admin.query(`drop schema "${schema}" cascade`);
     await admin.end();
-    return `Kafka embeddings rows (${model}) skipped: ${why} (they need pgvector on the PostgreSQL server or QDRANT_URL).`;
+    return `Kafka embeddings rows (${model}) skipped: ${why} (they need pgvector on the PostgreSQL server, e.g. scripts/pgvector install, or QDRANT_URL).`;
   }
   await rt.eventLog.ensureTopics(Object.values(TOPICS).map((name) => ({ name, partitions })));
   const children: ChildProcess[] = [];

@@ -12,13 +12,31 @@ const literal = (v: readonly number[]) => `[${v.map((x) => x.toFixed(7)).join(',
 export const legacyVectorTable = (dim: number): string => `vector_facts_${dim}`;
 
 /**
+ * `create extension if not exists vector` in schema public, which every connection's search_path holds (a test's own
+ * schema is dropped with it, and an extension exists once per database). Two processes creating it at once: the loser
+ * sees the winner's (unique violation) and goes on. Throws when the server does not offer the extension.
+ */
+const createVectorExtension = async (db: MigrationDb): Promise<void> => {
+  try {
+    await sql`create extension if not exists vector schema public`.execute(db);
+  } catch (err) {
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(db);
+    if (rows[0]?.n === 1) return;
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Error(`the PostgreSQL server has no pgvector (${why}): install it, e.g. scripts/pgvector install`);
+  }
+};
+
+/**
  * Creates a vector table (`table`, default `vector_facts_<dim>`; a vector space names its own, spaces.ts) of
  * `dim`-long vectors with an HNSW cosine index. Idempotent. Needs the pgvector extension (PGlite ships it; a server
  * must have it installed). `table` must be a plain SQL identifier ([a-z0-9_]).
  */
 export const migrateVectors = async (db: MigrationDb, dim: number, table = legacyVectorTable(dim)): Promise<void> => {
   if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`not a vector table name: ${table}`);
-  await sql`create extension if not exists vector`.execute(db);
+  await createVectorExtension(db);
   // The legacy table's migration keeps its old name (`vectors_<dim>`), so existing data dirs see it as applied.
   const key = table === legacyVectorTable(dim) ? `vectors_${dim}` : `vectors_${table}`;
   await runMigrations(db, key, {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deterministicId } from '@atlas/core';
 import { openDatabase } from '@atlas/db';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshChannelId } from '../test-fixtures.js';
 import { migrateVectors, PgVectorStore } from './pgvector-store.js';
@@ -27,8 +28,8 @@ const point = (channelId: string, n: number, vector: number[], over: Partial<Fac
   ...over,
 });
 
-// pgvector runs in the embedded PGlite; a PostgreSQL server needs the extension installed (the one on this machine has
-// not).
+// pgvector runs in the embedded PGlite, and on the PostgreSQL server when ATLAS_TEST_PGVECTOR is set (`.ci/run` builds
+// the extension with scripts/pgvector; Debian bookworm packages none), each run in a schema of its own.
 const open: Record<string, () => Promise<{ store: VectorStore; close: () => Promise<void> }>> = {
   'pgvector/pglite': async () => {
     const h = await openDatabase({ dataDir: 'memory://' });
@@ -47,6 +48,22 @@ const open: Record<string, () => Promise<{ store: VectorStore; close: () => Prom
     return { store: new PgVectorStore(h.db, DIM, { memoryIndexMaxVectors: 2 }), close: h.close };
   },
 };
+
+const serverUrl = process.env.ATLAS_TEST_POSTGRES_URL;
+if (serverUrl && process.env.ATLAS_TEST_PGVECTOR) {
+  open['pgvector/postgres'] = async () => {
+    const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const h = await openDatabase({ url: serverUrl, schema, poolSize: 4 });
+    await migrateVectors(h.db, DIM);
+    return {
+      store: new PgVectorStore(h.db, DIM),
+      close: async () => {
+        await sql.raw(`drop schema if exists "${schema}" cascade`).execute(h.db);
+        await h.close();
+      },
+    };
+  };
+}
 
 // Qdrant when listed (no Qdrant server can run on the project's own machines: research/infra.md §5).
 const qdrantUrl = process.env.ATLAS_TEST_QDRANT_URL;
