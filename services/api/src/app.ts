@@ -6,6 +6,7 @@ import { registerVisibility, type VisibilityPorts } from './auth/visibility.js';
 import { frameworkErrorHandler, registerErrorHandling } from './errors.js';
 import { httpServerOptions, registerRequestIdTracking } from './http-server.js';
 import { registerInputGuard } from './input-guard.js';
+import { registerOpenApi } from './openapi.js';
 import { type AclRoutesOptions, aclRoutes } from './routes/acl.js';
 import { type AdminRoutesOptions, adminRoutes } from './routes/admin.js';
 import { type AskRoutesOptions, askRoutes } from './routes/ask.js';
@@ -104,6 +105,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     documents: deps.documents,
   });
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
+  await registerOpenApi(app); // before the routes: it collects them as they register
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
   await app.register(homeRoutes, { documents, wiki });
   await app.register(wikiHtmlRoutes, { documents, wiki });

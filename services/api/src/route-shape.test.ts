@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Answer, openShapeHarness, type ShapeHarness } from '@atlas/runtime/testing';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DOCS_ASSETS,
   DOCUMENTED_ROUTE_ADDITIONS,
   ErrorBodySchema,
   HEALTH_DEPENDENCIES,
@@ -15,6 +17,8 @@ import {
   UNDOCUMENTED_FIELDS,
   validateResponse,
 } from './contract/index.js';
+import { OPENAPI_PATH } from './openapi.js';
+import { type OpenApiDocument, openApiChecker } from './openapi.test-support.js';
 import {
   ALTERATIONS,
   ENDPOINTS,
@@ -51,6 +55,11 @@ describe('route shape: every route of the spec on real data', () => {
   let globalSession = '';
   let channelSession = '';
   const jobs: { at: number; job: Json }[] = [];
+  /** The served OpenAPI document and its checker (issue 25 point 2): every answer is checked against both contracts. */
+  let openapi: OpenApiDocument;
+  let againstDocument: ReturnType<typeof openApiChecker>;
+  /** Route keys (`GET /api/x/:id`) answered and found valid against the OpenAPI document. */
+  const documented = new Set<string>();
 
   /** Calls a route and validates the answer (any status) against the contract; soft, so every deviation is listed. */
   const api = async (
@@ -66,6 +75,10 @@ describe('route shape: every route of the spec on real data', () => {
       return { ...r, events: [] };
     }
     const answer = { status: r.status, contentType: String(r.headers['content-type'] ?? ''), raw: r.raw };
+    const [m, pattern] = r.route.split(' ') as [string, string];
+    const fromDocument = againstDocument(m, pattern, answer.status, answer.contentType, answer.raw);
+    expect.soft(fromDocument, `${label}: against the OpenAPI document`).toEqual([]);
+    if (fromDocument.length === 0) documented.add(r.route);
     const v = validateResponse(r.route, answer);
     if (v.route && v.success) {
       validated.add(v.route);
@@ -91,6 +104,8 @@ describe('route shape: every route of the spec on real data', () => {
 
   beforeAll(async () => {
     h = await openShapeHarness();
+    openapi = (await h.call('GET', OPENAPI_PATH)).body as OpenApiDocument;
+    againstDocument = openApiChecker(openapi);
     const channels = (await h.call('GET', '/api/channels')).body as { id: string; name: string; platform: string }[];
     olake = Object.fromEntries(channels.filter((c) => c.platform === 'platform_a').map((c) => [c.name, c.id]));
     eth = channels.find((c) => c.platform === 'platform_b')!.id;
@@ -98,6 +113,31 @@ describe('route shape: every route of the spec on real data', () => {
     general = olake.general!;
   }, 300_000);
   afterAll(async () => h?.close());
+
+  it('GET /api/openapi.json is a valid OpenAPI 3.1 document holding every route the app serves', async () => {
+    expect(openapi.openapi).toBe('3.1.0');
+    expect(await new Validator().validate(structuredClone(openapi) as unknown as Record<string, unknown>)).toEqual({
+      valid: true,
+    });
+    const missing = [...h.served]
+      .filter((r) => !r.startsWith(DOCS_ASSETS))
+      .filter((r) => {
+        const [m, p] = r.split(' ') as [string, string];
+        return !openapi.paths[p.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')]?.[m.toLowerCase()];
+      });
+    expect(missing, 'served, not in the document').toEqual([]);
+    // The checker refuses what the document does not declare: an altered body, a status, a content-type.
+    const channels = await h.call('GET', '/api/channels');
+    const altered = JSON.stringify([{ ...channels.body[0], fact_count: 'many' }]);
+    const json = 'application/json; charset=utf-8';
+    expect(againstDocument('GET', '/api/channels', 200, json, channels.raw)).toEqual([]);
+    expect(againstDocument('GET', '/api/channels', 200, json, altered).join()).toContain('/0/fact_count');
+    expect(againstDocument('GET', '/api/channels', 418, json, channels.raw).join()).toContain('418 is not declared');
+    expect(againstDocument('GET', '/api/channels', 200, 'text/plain', 'x').join()).toContain('text/plain');
+    const page = await h.call('GET', '/api/docs'); // the page is not in the document it shows (DOCS_ASSETS)
+    expect.soft(page.status).toBe(200);
+    expect.soft(page.raw).toContain('swagger-ui');
+  });
 
   it('imports the two real exports: five olake channels and one ETHGlobal channel', () => {
     expect(Object.keys(olake).sort()).toEqual([
@@ -664,11 +704,17 @@ describe('route shape: every route of the spec on real data', () => {
     ).toEqual([]);
   });
 
+  it('coverage: every endpoints.txt route answered was valid against the OpenAPI document', () => {
+    const answered = [...documented].map(routeShapeKey);
+    const never = Object.keys(ROUTE_RESPONSES).filter((r) => !answered.includes(routeShapeKey(r)));
+    expect(never, 'never answered validly against the document').toEqual([]);
+  });
+
   it('coverage: the app serves no /api route that is neither in endpoints.txt nor a documented addition', () => {
     const known = new Set(
       [...Object.keys(ROUTE_RESPONSES), ...DOCUMENTED_ROUTE_ADDITIONS.map((a) => a.route)].map(routeShapeKey),
     );
-    const served = [...h.served].filter((r) => !known.has(routeShapeKey(r)));
+    const served = [...h.served].filter((r) => !known.has(routeShapeKey(r)) && !r.startsWith(DOCS_ASSETS));
     expect(served, 'undocumented /api routes').toEqual([]);
   });
 

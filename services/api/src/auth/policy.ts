@@ -12,6 +12,10 @@ export type RouteAccess = 'public' | Role;
  */
 export const ROUTE_RULES: readonly { method: string; route: string; access: RouteAccess }[] = [
   { method: 'GET', route: '/api/health', access: 'public' },
+  // The API's own description (docs/openapi.md): what exists is no secret, what it holds is.
+  { method: 'GET', route: '/api/openapi.json', access: 'public' },
+  { method: 'GET', route: '/api/docs', access: 'public' },
+  { method: 'GET', route: '/api/docs/*', access: 'public' },
   // Managing: admins only.
   { method: '*', route: '/api/admin/*', access: 'admin' },
   { method: '*', route: '/api/connections*', access: 'admin' },

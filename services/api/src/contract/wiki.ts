@@ -41,6 +41,8 @@ export const WikiNodeSchema: z.ZodType<WikiNodeShape> = z.lazy(() =>
     children: z.array(WikiNodeSchema),
   }),
 );
+// Recursive: named in zod's global registry, so the OpenAPI document holds it once as a component and refers to it.
+z.globalRegistry.add(WikiNodeSchema, { id: 'WikiNode' });
 
 /** Spec "Wiki" structure: channel_id, channel_name, platform, generated_at, is_stale, pages (nodes). */
 export const WikiStructureSchema = z.strictObject({
