@@ -181,6 +181,8 @@ const ConfigFields = z.object({
   RATE_LIMIT_PER_ADDRESS_PER_MIN: z.coerce.number().int().min(1).default(1200),
   /** Requests per minute per API key (or per bridge user), after authentication. */
   RATE_LIMIT_PER_KEY_PER_MIN: z.coerce.number().int().min(1).default(600),
+  /** Calls of one MCP tool per minute per caller (key, else address), at /mcp (docs/mcp.md). */
+  MCP_TOOL_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**
    * How long the audit trail keeps an entry, days (docs/access.md "Audit trail"): the audit projector drops older
    * entries from the read store as it writes (the events stay on atlas.audit under the log's own retention). Default 90.

@@ -18,6 +18,7 @@ import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
 import { type KeyRoutesOptions, keyRoutes } from './routes/keys.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { type MemoryRoutesOptions, memoryRoutes } from './routes/memories.js';
 import { type MemorySearchRoutesOptions, memorySearchRoutes } from './routes/memory-search.js';
 import { type SearchRoutesOptions, searchRoutes } from './routes/search.js';
@@ -63,6 +64,8 @@ export type AppDeps = HomeRoutesOptions &
     auth?: Omit<AuthOptions, 'bridgeKey'>;
     /** Channel membership (the channel-access read model); absent: no private channel is hidden by membership. */
     channelAccess?: VisibilityPorts['access'];
+    /** Calls of one MCP tool per caller per minute (MCP_TOOL_RATE_LIMIT_PER_MINUTE; routes/mcp.ts). */
+    mcpToolRateLimitPerMinute?: number;
     /** CORS_ORIGINS (exact origins; `*` only without credentials, startPosture refuses it with them). */
     cors?: { origins: readonly string[]; credentials: boolean };
   };
@@ -142,6 +145,10 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(connectionRoutes, { connections });
   await app.register(keyRoutes, { apiKeys: deps.apiKeys });
   await app.register(auditRoutes, { audit: deps.audit });
+  await app.register(mcpRoutes, {
+    inject: app.inject.bind(app),
+    toolRateLimitPerMinute: deps.mcpToolRateLimitPerMinute,
+  });
   await app.register(syncRoutes, { documents, sync: deps.sync });
   await app.register(syncScheduleRoutes, { documents, schedules: deps.schedules });
   await app.register(statsRoutes, {

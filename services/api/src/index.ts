@@ -9,5 +9,6 @@ export * from './errors.js';
 export * from './html.js';
 export * from './http-server.js';
 export * from './input-guard.js';
+export { createAtlasMcpServer, serveMcpStdio } from './mcp.js';
 export * from './routes/health.js';
 export * from './telemetry.js';

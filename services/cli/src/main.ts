@@ -285,6 +285,19 @@ models
   });
 
 program
+  .command('mcp')
+  .description(
+    'the MCP server over stdio, for a desktop MCP client: its tools call a running Atlas (--url or ATLAS_URL, default http://127.0.0.1:8000) with ATLAS_API_KEY (docs/mcp.md)',
+  )
+  .option('--url <url>', 'the Atlas API to call (default ATLAS_URL, else http://127.0.0.1:8000)')
+  .action(async (o: { url?: string }) => {
+    const { serveMcpStdio } = await import('@atlas/runtime');
+    const baseUrl = o.url ?? process.env.ATLAS_URL ?? 'http://127.0.0.1:8000';
+    await serveMcpStdio({ baseUrl, apiKey: process.env.ATLAS_API_KEY }).catch(fail);
+    process.exit(0);
+  });
+
+program
   .command('credentials')
   .description('stored connection credentials (docs/credentials.md)')
   .command('rotate')

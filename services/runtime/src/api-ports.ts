@@ -188,6 +188,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   },
   audit: rt.audit, // GET /api/admin/audit reads the audit projector's store
   cors: { origins: listOf(rt.cfg.CORS_ORIGINS ?? ''), credentials: rt.cfg.CORS_CREDENTIALS },
+  mcpToolRateLimitPerMinute: rt.cfg.MCP_TOOL_RATE_LIMIT_PER_MINUTE,
   telemetry: {
     registries: [rt.metrics.registry], // projector events, LLM calls / tokens / cost of this process
     // Every breaker of the runtime (stores, embedder, LLM providers, web search), by the dependency it guards.

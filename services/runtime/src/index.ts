@@ -1,3 +1,4 @@
+export { serveMcpStdio } from '@atlas/api';
 export type { ApiKeyRecord } from '@atlas/stores';
 export * from './access-wiring.js';
 export * from './api-ports.js';

@@ -16,6 +16,8 @@ export const ROUTE_RULES: readonly { method: string; route: string; access: Rout
   { method: 'GET', route: '/api/openapi.json', access: 'public' },
   { method: 'GET', route: '/api/docs', access: 'public' },
   { method: 'GET', route: '/api/docs/*', access: 'public' },
+  // The MCP server (routes/mcp.ts): readers connect; each tool's REST call is checked again as the caller.
+  { method: '*', route: '/mcp', access: 'reader' },
   // Managing: admins only.
   { method: '*', route: '/api/admin/*', access: 'admin' },
   { method: '*', route: '/api/connections*', access: 'admin' },
