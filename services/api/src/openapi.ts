@@ -9,6 +9,7 @@ import { routeAccess } from './auth/policy.js';
 import {
   AskErrorEventSchema,
   AskStreamEventSchema,
+  additionContractOf,
   contractOf,
   DOCUMENTED_ROUTE_ADDITIONS,
   ErrorBodySchema,
@@ -130,7 +131,7 @@ const UNTYPED_JSON = {
 };
 
 /** The success responses of the additions that have no schema in the contract. */
-const ADDITION_RESPONSES: Readonly<Record<string, Record<string, unknown>>> = {
+const DOCUMENT_RESPONSES: Readonly<Record<string, Record<string, unknown>>> = {
   [`GET ${OPENAPI_PATH}`]: {
     200: {
       description: 'This document (OpenAPI 3.1)',
@@ -183,7 +184,7 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
       if (!url.startsWith('/api/') || url.startsWith(DOCS_PREFIX) || method === 'HEAD')
         return { schema: { ...schema, hide: true }, url };
       const key = `${method} ${url}`;
-      const contract = contractOf(key);
+      const contract = contractOf(key) ?? additionContractOf(key);
       const access = routeAccess(method, url);
       const documented = additions.get(routeShapeKey(key));
       const s = schema ?? {};
@@ -201,7 +202,7 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
             .filter(Boolean)
             .join(' '),
           response: {
-            ...(contract ? successResponse(contract.contract) : (ADDITION_RESPONSES[key] ?? UNTYPED_JSON)),
+            ...(contract ? successResponse(contract.contract) : (DOCUMENT_RESPONSES[key] ?? UNTYPED_JSON)),
             ...errorResponses(codes, contract?.contract.kind === 'sse'),
           },
         },

@@ -622,6 +622,17 @@ describe('route shape: every route of the spec on real data', () => {
     await ok('POST', '/api/admin/backfill/entities');
     await ok('POST', '/api/admin/backfill/embeddings');
     await api('POST', '/api/admin/acl/refresh', { user_id: 'U0A9LUUNP43' }); // coverage reports it when not served
+    // Documented additions with a response schema: checked against the OpenAPI document like every answer.
+    const intents = await ok('GET', '/api/admin/write-intents?limit=5');
+    expect.soft(intents.body.intents.length).toBeGreaterThan(0);
+    await ok('GET', `/api/admin/write-intents/${intents.body.intents[0].intent_id}`);
+    await ok('GET', '/api/admin/dead-letters?limit=5');
+    for (const r of [
+      'GET /api/admin/write-intents',
+      'GET /api/admin/write-intents/:intent_id',
+      'GET /api/admin/dead-letters',
+    ])
+      expect.soft(documented.has(r), `${r} valid against the document`).toBe(true);
   });
 
   it('an unknown channel_id is 404 with the error body on every route taking one', async () => {
@@ -683,6 +694,35 @@ describe('route shape: every route of the spec on real data', () => {
       raw: JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'nope' } }),
     });
     expect(error.issues, 'a 404 whose code answers 400').toEqual(['status 404 but code INVALID_REQUEST answers 400']);
+  });
+
+  // Last of the calls: once a key exists the open local default ends, and every later call needs it.
+  it('API keys and the audit trail (documented additions) answer as the OpenAPI document says', async () => {
+    const created = await api('POST', '/api/admin/keys', { name: 'shape admin', role: 'admin' });
+    expect(created.status, created.raw).toBe(201);
+    const auth = { authorization: `Bearer ${created.body.secret}` };
+    const keyId = created.body.key.key_id as string;
+    expect
+      .soft((await api('GET', '/api/admin/keys', undefined, auth)).body.keys.map((k: Json) => k.key_id))
+      .toContain(keyId);
+    expect.soft((await api('GET', `/api/admin/keys/${keyId}`, undefined, auth)).status).toBe(200);
+    const reader = await api('POST', '/api/admin/keys', { name: 'shape reader', role: 'reader' }, auth);
+    expect
+      .soft((await api('DELETE', `/api/admin/keys/${reader.body.key.key_id}`, undefined, auth)).body.revoked_at)
+      .not.toBeNull();
+    expect.soft((await api('GET', '/api/admin/keys/nope', undefined, auth)).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 2_100)); // the open default's check sees the key (2 s): no key is now 401
+    expect.soft((await api('GET', '/api/admin/audit?limit=5')).status).toBe(401);
+    const audit = await api('GET', '/api/admin/audit?limit=5', undefined, auth);
+    expect.soft(audit.status).toBe(200);
+    expect.soft(audit.body.entries.length).toBeGreaterThan(0);
+    for (const r of [
+      'POST /api/admin/keys',
+      'GET /api/admin/keys',
+      'GET /api/admin/keys/:key_id',
+      'GET /api/admin/audit',
+    ])
+      expect.soft(documented.has(r), `${r} valid against the document`).toBe(true);
   });
 
   it('coverage: every route of endpoints.txt was called and its answer validated', () => {

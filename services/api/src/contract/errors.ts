@@ -1,6 +1,6 @@
 import { ERROR_STATUS } from '@atlas/core';
 import { z } from 'zod';
-import { Count } from './primitives.js';
+import { Count, Id } from './primitives.js';
 
 /**
  * The shared error body of every failure (ARCHITECTURE.md "Errors"; spec "Errors": the body for unknown ids and
@@ -41,3 +41,68 @@ export const ReconcileResultSchema = z.looseObject({
   duration_ms: Count,
   states: z.strictObject({ pending: Count, done: Count, failed: Count, abandoned: Count }),
 });
+
+const IntentStates = z.strictObject({ pending: Count, done: Count, failed: Count, abandoned: Count });
+const IntentStoreOutcome = z.strictObject({
+  status: z.enum(['pending', 'done', 'failed', 'skipped']).nullable(),
+  error: z.string().nullable(),
+});
+
+/** A write intent (docs/write-intents.md): a message's fact set and how far each store has applied it. */
+export const WriteIntentSchema = z.strictObject({
+  intent_id: Id,
+  message_id: Id,
+  channel_id: Id,
+  fact_count: Count,
+  extracted_at: z.string().min(1).nullable(),
+  facts_partition: Count.nullable(),
+  facts_offset: Count.nullable(),
+  created_at: z.string().min(1).nullable(),
+  vector: IntentStoreOutcome,
+  graph: IntentStoreOutcome,
+  retry_count: Count,
+  state: z.enum(['pending', 'done', 'failed', 'abandoned']),
+  last_attempt_at: z.string().min(1).nullable(),
+  updated_at: z.string().min(1),
+});
+
+/** GET /api/admin/write-intents: a page of intents, the total matching, and the count per state. */
+export const WriteIntentPageSchema = z.strictObject({
+  intents: z.array(WriteIntentSchema),
+  total: Count,
+  limit: Count,
+  offset: Count,
+  states: IntentStates,
+});
+
+/** A dead letter (docs/dead-letters.md): an event a projector gave up on, where it is, why, and its re-drive. */
+export const DeadLetterSchema = z.strictObject({
+  id: Id,
+  group: z.string().min(1),
+  topic: z.string().min(1),
+  partition: Count,
+  offset: Count,
+  event_type: z.string().min(1),
+  key: z.string(),
+  error: z.string(),
+  error_code: z.string().min(1).nullable(),
+  attempts: Count,
+  failed_at: z.string().min(1),
+  needs_inspection: z.boolean(),
+  redrivable: z.boolean(),
+  status: z.enum(['pending', 'redriven']),
+  redriven_at: z.string().min(1).nullable(),
+  redriven_to: z.strictObject({ topic: z.string().min(1), partition: Count, offset: Count }).nullable(),
+});
+
+/** GET /api/admin/dead-letters: a page, the total matching, and the counts by status. */
+export const DeadLetterPageSchema = z.strictObject({
+  dead_letters: z.array(DeadLetterSchema),
+  total: Count,
+  limit: Count,
+  offset: Count,
+  counts: z.strictObject({ pending: Count, redriven: Count, needs_inspection: Count }),
+});
+
+/** GET /api/admin/dead-letters/{id}: the dead letter with its original event's data (null when not kept). */
+export const DeadLetterDetailSchema = DeadLetterSchema.extend({ event_data: z.unknown() });

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { AclRefreshResultSchema } from './access.js';
+import {
+  AclRefreshResultSchema,
+  ApiKeyCreatedSchema,
+  ApiKeyListSchema,
+  ApiKeySchema,
+  AuditPageSchema,
+} from './access.js';
 import { AskFeedbackRecordedSchema, AskHistorySchema, AskSessionDetailSchema, AskSessionSummarySchema } from './ask.js';
 import {
   ChannelDataDeletedSchema,
@@ -22,7 +28,14 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
-import { BackfillResultSchema, ReconcileResultSchema } from './errors.js';
+import {
+  BackfillResultSchema,
+  DeadLetterDetailSchema,
+  DeadLetterPageSchema,
+  ReconcileResultSchema,
+  WriteIntentPageSchema,
+  WriteIntentSchema,
+} from './errors.js';
 import {
   CardListEntrySchema,
   DecisionRecordSchema,
@@ -188,6 +201,22 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
 ];
 
 /**
+ * The success responses of the documented additions that have a schema (the OpenAPI document declares the others'
+ * bodies as any JSON value: docs/not-built-yet.md), keyed like ROUTE_RESPONSES.
+ */
+export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
+  'GET /api/admin/keys': json(ApiKeyListSchema),
+  'POST /api/admin/keys': json(ApiKeyCreatedSchema, 201),
+  'GET /api/admin/keys/{key_id}': json(ApiKeySchema),
+  'DELETE /api/admin/keys/{key_id}': json(ApiKeySchema),
+  'GET /api/admin/audit': json(AuditPageSchema),
+  'GET /api/admin/write-intents': json(WriteIntentPageSchema),
+  'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
+  'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
+  'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+};
+
+/**
  * The interactive OpenAPI page GET /api/docs and what it loads (Swagger UI: its script, styles and a copy of the
  * document), by prefix: served, documented (docs/openapi.md), and left out of the document they show.
  */
@@ -213,6 +242,13 @@ export const routeShapeKey = (route: string): string => route.replace(/\{[^}]+\}
 const BY_SHAPE = new Map(
   Object.entries(ROUTE_RESPONSES).map(([k, v]) => [routeShapeKey(k), { route: k, contract: v }]),
 );
+const ADDITIONS_BY_SHAPE = new Map(
+  Object.entries(ADDITION_RESPONSES).map(([k, v]) => [routeShapeKey(k), { route: k, contract: v }]),
+);
+
+/** The documented addition and its response contract of a served route, if it has one (ADDITION_RESPONSES). */
+export const additionContractOf = (route: string): { route: string; contract: ResponseContract } | undefined =>
+  ADDITIONS_BY_SHAPE.get(routeShapeKey(route));
 
 /** The endpoints.txt route and response contract of a served route (`GET /api/graph/entities/:ref`), if it is one. */
 export const contractOf = (route: string): { route: string; contract: ResponseContract } | undefined =>

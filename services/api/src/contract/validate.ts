@@ -2,7 +2,7 @@ import { createParser } from 'eventsource-parser';
 import type { z } from 'zod';
 import { AskStreamEventSchema } from './ask.js';
 import { ErrorBodySchema, statusOfCode } from './errors.js';
-import { contractOf } from './routes.js';
+import { additionContractOf, contractOf } from './routes.js';
 import { STATS_EXPORT_COLUMNS, StatsExportSchema } from './stats.js';
 
 /** An answered request as the validator reads it. */
@@ -94,13 +94,19 @@ const validateExport = (res: RawResponse): string[] => {
 };
 
 /**
- * Validates an answer of `route` (Fastify's pattern, `GET /api/channels/:channel_id`) against the contract: a 2xx
+ * Validates an answer of `route` (Fastify's pattern, `GET /api/channels/:channel_id`; an endpoints.txt route or a
+ * documented addition of ADDITION_RESPONSES) against the contract: a 2xx
  * against the route's response schema (status, content type, body), a 4xx or 5xx against the shared error body (with
  * the status of its code), or, on the ask routes, a stream of one valid error event.
  */
 export const validateResponse = (route: string, res: RawResponse): Validation => {
-  const found = contractOf(route);
-  if (!found) return { route: null, success: false, issues: [`${route} is not a route of endpoints.txt`] };
+  const found = contractOf(route) ?? additionContractOf(route);
+  if (!found)
+    return {
+      route: null,
+      success: false,
+      issues: [`${route} is neither a route of endpoints.txt nor a documented addition with a schema`],
+    };
   const { contract } = found;
   if (res.status >= 400)
     return { route: found.route, success: false, issues: validateFailure(res, contract.kind === 'sse') };
