@@ -45,10 +45,10 @@ const ROUTE_ERROR_CODES: Readonly<Record<string, readonly ErrorCode[]>> = {
 /**
  * The error codes `method route` can answer (route as Fastify registers it, `:param` segments), from what the edge
  * does to every request and what the route takes (docs/http.md, docs/access.md):
- * - every route: INVALID_REQUEST (parameters, body, NUL bytes), RATE_LIMIT_EXCEEDED, REQUEST_TIMEOUT,
- *   REQUEST_HEADERS_TOO_LARGE, INTERNAL_ERROR, STORE_UNAVAILABLE;
+ * - every route: INVALID_REQUEST (parameters, body, NUL bytes), NOT_FOUND (an id, channel, session or job that does
+ *   not exist or that the caller may not see; declared on every route, a superset for the few that take none),
+ *   RATE_LIMIT_EXCEEDED, REQUEST_TIMEOUT, REQUEST_HEADERS_TOO_LARGE, INTERNAL_ERROR, STORE_UNAVAILABLE;
  * - a route that needs a key (not `public` in auth/policy.ts): UNAUTHORIZED, FORBIDDEN;
- * - a path parameter or a `channel_id`: NOT_FOUND;
  * - a body: PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE;
  * - ask, search and the memory search (the embedder, the LLM): PROVIDER_UNAVAILABLE;
  * - and ROUTE_ERROR_CODES' own.
@@ -56,6 +56,7 @@ const ROUTE_ERROR_CODES: Readonly<Record<string, readonly ErrorCode[]>> = {
 export const routeErrorCodes = (method: string, route: string, takes: { body: boolean }): ErrorCode[] => {
   const codes = new Set<ErrorCode>([
     'INVALID_REQUEST',
+    'NOT_FOUND',
     'RATE_LIMIT_EXCEEDED',
     'REQUEST_TIMEOUT',
     'REQUEST_HEADERS_TOO_LARGE',
@@ -63,7 +64,6 @@ export const routeErrorCodes = (method: string, route: string, takes: { body: bo
     'STORE_UNAVAILABLE',
   ]);
   if (routeAccess(method, route) !== 'public') for (const c of ['UNAUTHORIZED', 'FORBIDDEN'] as const) codes.add(c);
-  if (route.includes(':') || method !== 'DELETE') codes.add('NOT_FOUND'); // unknown ids, and an unknown channel_id
   if (takes.body) for (const c of ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(c);
   if (/\/(ask|search)\b/.test(route)) codes.add('PROVIDER_UNAVAILABLE');
   for (const c of ROUTE_ERROR_CODES[`${method} ${route}`] ?? []) codes.add(c);
