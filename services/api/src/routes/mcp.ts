@@ -66,8 +66,19 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (err) {
+      // Hijacked: the error handler cannot answer any more, so a failure answers here rather than hang the client.
+      request.log.error({ err }, 'mcp: request failed');
+      if (!reply.raw.headersSent) {
+        const body = {
+          error: { code: 'INTERNAL_ERROR', message: 'internal server error', details: { request_id: request.id } },
+        };
+        reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+      } else reply.raw.end();
+    }
   });
   const noSession = async () => {
     throw new AtlasError('METHOD_NOT_ALLOWED', 'this MCP server keeps no session: POST each request to /mcp');
