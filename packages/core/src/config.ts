@@ -181,6 +181,11 @@ const ConfigFields = z.object({
   RATE_LIMIT_PER_ADDRESS_PER_MIN: z.coerce.number().int().min(1).default(1200),
   /** Requests per minute per API key (or per bridge user), after authentication. */
   RATE_LIMIT_PER_KEY_PER_MIN: z.coerce.number().int().min(1).default(600),
+  /**
+   * The web UI's build folder (docs/web.md): `atlas start` serves it at `/`. Unset: the build `npm ci` makes in the
+   * repository (web/dist); `off`: no UI (`GET /` is the home page).
+   */
+  WEB_UI_DIR: z.string().min(1).optional(),
   /** Calls of one MCP tool per minute per caller (key, else address), at /mcp (docs/mcp.md). */
   MCP_TOOL_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**

@@ -19,12 +19,14 @@ import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
 import { type KeyRoutesOptions, keyRoutes } from './routes/keys.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { meRoutes } from './routes/me.js';
 import { type MemoryRoutesOptions, memoryRoutes } from './routes/memories.js';
 import { type MemorySearchRoutesOptions, memorySearchRoutes } from './routes/memory-search.js';
 import { type SearchRoutesOptions, searchRoutes } from './routes/search.js';
 import { type StatsRoutesOptions, statsRoutes } from './routes/stats.js';
 import { type SyncPorts, syncRoutes } from './routes/sync.js';
 import { type SchedulePorts, syncScheduleRoutes } from './routes/sync-schedules.js';
+import { type WebRoutesOptions, webRoutes, webUiAvailable } from './routes/web.js';
 import { type WikiRoutesOptions, wikiRoutes } from './routes/wiki.js';
 import { type WikiHtmlRoutesOptions, wikiHtmlRoutes } from './routes/wiki-html.js';
 import { registerTelemetry, requestIdOptions, type TelemetrySources } from './telemetry.js';
@@ -38,6 +40,7 @@ import { registerTelemetry, requestIdOptions, type TelemetrySources } from './te
  * then not registered.
  */
 export type AppDeps = HomeRoutesOptions &
+  WebRoutesOptions &
   WikiHtmlRoutesOptions &
   HealthRoutesOptions &
   ChannelRoutesOptions &
@@ -110,7 +113,10 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
   await registerOpenApi(app); // before the routes: it collects them as they register
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
-  await app.register(homeRoutes, { documents, wiki });
+  // The web UI at `/` when its build is there (routes/web.ts), else the home page.
+  if (webUiAvailable(deps.webRoot)) await app.register(webRoutes, { webRoot: deps.webRoot });
+  else await app.register(homeRoutes, { documents, wiki });
+  await app.register(meRoutes);
   await app.register(wikiHtmlRoutes, { documents, wiki });
   await app.register(healthRoutes, { health: deps.health, startedAt: deps.startedAt });
   await app.register(channelRoutes, { documents, wiki, connections });

@@ -183,7 +183,9 @@ export const registerErrorHandling = (app: FastifyInstance): void => {
   // Every route registered on the app, to tell "no such path" (404) from "not with this method" (405).
   const routes = FindMyWay();
   const seen = new Set<string>();
+  // The web UI's catch-all (`GET /*`, routes/web.ts) is left out: a path it does not serve is no route at all.
   app.addHook('onRoute', (route) => {
+    if (route.url === '/*') return;
     for (const method of [route.method].flat()) {
       const key = `${method} ${route.url}`;
       if (seen.has(key)) continue;

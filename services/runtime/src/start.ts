@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { apiLoggerOptions, buildApp, HealthMonitor, httpServerOptions, httpTimeoutsOf, startPosture } from '@atlas/api';
 import type { Config } from '@atlas/core';
 import type { Subscription } from '@atlas/eventlog';
@@ -31,7 +32,15 @@ import { startRuntimeWikiWorker } from './wiki-wiring.js';
 export const buildRuntimeApp = (
   rt: Runtime,
   opts: { startedAt?: number; fastify?: FastifyServerOptions } = {},
-): Promise<FastifyInstance> => buildApp(apiPorts(rt, opts.startedAt), opts.fastify);
+): Promise<FastifyInstance> =>
+  buildApp({ ...apiPorts(rt, opts.startedAt), webRoot: webRootOf(rt.cfg.WEB_UI_DIR) }, opts.fastify);
+
+/** The web UI's build in this repository (web/dist, written by `npm run build:web` and `npm ci`). */
+export const DEFAULT_WEB_ROOT: string = path.resolve(import.meta.dirname, '../../../web/dist');
+
+/** WEB_UI_DIR as a folder: unset, the repository's build (DEFAULT_WEB_ROOT); `off`, none. */
+export const webRootOf = (setting: string | undefined): string | null =>
+  setting === 'off' ? null : path.resolve(setting ?? DEFAULT_WEB_ROOT);
 
 /**
  * The HTTP port a process opened before loading the runtime (`atlas start`: services/cli listenWhileStarting), which

@@ -4,13 +4,17 @@ import type { ApiKeyRecord, ApiKeyStore, AuditEntryRecord } from '@atlas/stores'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { routeAccess } from './policy.js';
+import { type RouteAccess, routeAccess } from './policy.js';
 import { isLoopbackHost, LOOPBACK_NAMES } from './posture.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller (auth.ts): null on a public route called without credentials, and before the auth hook ran. */
     principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The access a route declares for itself (the web UI's shell, routes/web.ts), else policy.ts decides. */
+    access?: RouteAccess;
   }
 }
 
@@ -226,7 +230,10 @@ export const registerAuth = (app: FastifyInstance, opts: AuthOptions): void => {
     if (await limited(byAddress, request.ip, reply)) return reply;
     const route = request.routeOptions.url;
     if (route === undefined) return; // no such route: the 404/405 handler answers
-    const access = opts.publicMetrics && route === '/metrics' ? 'public' : routeAccess(request.method, route);
+    // A route may declare its own access (`config.access`: the web UI's shell, routes/web.ts); else the policy table.
+    const declared = request.routeOptions.config?.access;
+    const access =
+      declared ?? (opts.publicMetrics && route === '/metrics' ? 'public' : routeAccess(request.method, route));
     const outcome = await authenticate(request);
     if (outcome && 'status' in outcome && access === 'public') return; // a public route answers whatever was sent
     if (outcome && 'status' in outcome) {

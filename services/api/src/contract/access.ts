@@ -32,6 +32,16 @@ export const ApiKeySchema = z.strictObject({
   revoked_at: Timestamp.nullable(),
 });
 
+/** GET /api/me (docs/access.md "Who am I"): the caller; `kind` `local` on the open loopback default. */
+export const MeSchema = z.strictObject({
+  name: z.string().min(1),
+  kind: z.enum(['key', 'bootstrap', 'bridge', 'local']),
+  role: z.enum(ROLES),
+  key_id: Id.nullable(),
+  scope: ApiKeySchema.shape.scope,
+  identity: ApiKeySchema.shape.identity,
+});
+
 /** GET /api/admin/keys: `{keys}`. */
 export const ApiKeyListSchema = z.strictObject({ keys: z.array(ApiKeySchema) });
 

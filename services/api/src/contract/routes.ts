@@ -5,6 +5,7 @@ import {
   ApiKeyListSchema,
   ApiKeySchema,
   AuditPageSchema,
+  MeSchema,
 } from './access.js';
 import { AskFeedbackRecordedSchema, AskHistorySchema, AskSessionDetailSchema, AskSessionSummarySchema } from './ask.js';
 import {
@@ -196,6 +197,7 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
   { route: 'DELETE /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
   { route: 'GET /api/admin/audit', documented: 'docs/access.md "Audit trail"' },
+  { route: 'GET /api/me', documented: 'docs/access.md "Who am I"' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
 ];
@@ -210,6 +212,7 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/keys/{key_id}': json(ApiKeySchema),
   'DELETE /api/admin/keys/{key_id}': json(ApiKeySchema),
   'GET /api/admin/audit': json(AuditPageSchema),
+  'GET /api/me': json(MeSchema),
   'GET /api/admin/write-intents': json(WriteIntentPageSchema),
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),

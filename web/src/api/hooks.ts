@@ -1,0 +1,25 @@
+import { useQuery } from '@tanstack/react-query';
+import { api, unwrap } from './client';
+
+/** The caller (GET /api/me): its role decides which admin controls are shown; 401 means sign in. */
+export const useMe = () =>
+  useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/me')), retry: false, staleTime: 60_000 });
+
+/** Whether the caller is an admin (connections, keys, settings, regenerate, re-drive). */
+export const useIsAdmin = (): boolean => useMe().data?.role === 'admin';
+
+/** Whether the caller may ask and trigger syncs (member or admin). */
+export const useIsMember = (): boolean => {
+  const role = useMe().data?.role;
+  return role === 'member' || role === 'admin';
+};
+
+/** The channels the caller can see (GET /api/channels). */
+export const useChannels = () => useQuery({ queryKey: ['channels'], queryFn: () => unwrap(api.GET('/api/channels')) });
+
+/** A time as the reader's locale shows it ("28 Nov 2026, 14:02"); `—` for none. */
+export const formatTime = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
+
+/** A count with thousands separators. */
+export const formatCount = (n: number | null | undefined): string => (n ?? 0).toLocaleString();

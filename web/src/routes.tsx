@@ -1,0 +1,21 @@
+import { createBrowserRouter } from 'react-router';
+import { AppShell } from './components/layout';
+import { AskPage } from './pages/ask';
+import { HomePage } from './pages/home';
+import { SignInPage } from './pages/sign-in';
+
+/**
+ * The UI's pages (docs/web.md "Screens"); every path is also served by `atlas start` (routes/web.ts), so a link or a
+ * reload opens the same page.
+ */
+export const router = createBrowserRouter([
+  { path: '/sign-in', element: <SignInPage /> },
+  {
+    element: <AppShell />,
+    children: [
+      { path: '/', element: <HomePage /> },
+      { path: '/ask', element: <AskPage /> },
+      { path: '/ask/:sessionId', element: <AskPage /> },
+    ],
+  },
+]);
