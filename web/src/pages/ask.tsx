@@ -82,7 +82,7 @@ export const AskPage = () => {
   const [question, setQuestion] = useState('');
   const [mode, setMode] = useState<'quick' | 'deep' | 'summarize'>('deep');
   const abort = useRef<AbortController | null>(null);
-  const currentSession = useRef<string | undefined>(sessionId);
+  const currentSession = useRef<string | undefined>(undefined); // the session the turns on screen belong to
 
   const sessions = useQuery({
     queryKey: ['ask-sessions', channelId ?? null],

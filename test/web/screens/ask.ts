@@ -1,0 +1,70 @@
+import { expect, it } from 'vitest';
+import { openPage, screenshot, seriousA11yViolations, type WebContext, WIDTHS } from '../harness.test-support.js';
+
+/** Ask (issue 26 point 2): a streamed answer with citations, hover cards, follow-ups in one session, nothing found. */
+export const askScreen = (ctx: WebContext) => {
+  it('streams an answer with [n] markers whose hover card shows the source; a follow-up continues the session', async () => {
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto('/ask');
+      await page.getByLabel('Question').fill('Why did the team move to an external NFS?');
+      await page.getByRole('button', { name: 'Ask', exact: true }).click();
+      const answer = page.getByTestId('answer').first();
+      await answer.waitFor({ timeout: 60_000 });
+      await page.waitForURL(/\/ask\/[^/?]+/, { timeout: 60_000 }); // done: the session's address
+      const marker = page.locator('a.cite').first();
+      await marker.waitFor();
+      const label = await marker.textContent();
+      expect(label).toMatch(/^\[\d+\]$/);
+      await marker.hover();
+      const card = page.getByTestId('citation-card');
+      await card.waitFor();
+      expect(await card.textContent()).toMatch(/Open the message/);
+      await page.getByText(/^Sources \(\d+\)$/).click();
+      await screenshot(page, 'ask');
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      const session = page.url();
+      await page.getByLabel('Question').fill('Who set it up?');
+      await page.getByRole('button', { name: 'Ask', exact: true }).click();
+      await expect.poll(() => page.getByTestId('answer').count(), { timeout: 60_000 }).toBe(2);
+      await expect.poll(() => page.getByRole('button', { name: 'Retry' }).count(), { timeout: 60_000 }).toBe(2);
+      expect(page.url()).toBe(session);
+      await page.reload();
+      await expect.poll(() => page.getByTestId('answer').count(), { timeout: 30_000 }).toBe(2);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('says honestly when nothing relevant is found (the weather in Paris)', async () => {
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 390);
+    try {
+      await page.goto(`/ask?q=${encodeURIComponent("What's the weather in Paris today?")}`);
+      await page.getByTestId('nothing-found').waitFor({ timeout: 60_000 });
+      expect(await page.locator('a.cite').count()).toBe(0);
+      await screenshot(page, 'ask');
+      expect(await seriousA11yViolations(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('lists sessions by day; a session is deleted from the list', async () => {
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, WIDTHS[0]);
+    try {
+      await page.goto('/ask');
+      const sessions = page.getByRole('complementary', { name: 'Sessions' });
+      await sessions.getByText('Today').waitFor();
+      const before = await sessions.getByRole('button', { name: /Delete the session/ }).count();
+      expect(before).toBeGreaterThanOrEqual(2);
+      await sessions
+        .getByRole('button', { name: /Delete the session/ })
+        .first()
+        .click();
+      await expect.poll(() => sessions.getByRole('button', { name: /Delete the session/ }).count()).toBe(before - 1);
+    } finally {
+      await context.close();
+    }
+  });
+};
