@@ -21,20 +21,21 @@ export const WIDTHS = [1280, 390] as const;
  */
 export const CHROMIUM: string | undefined = process.env.ATLAS_TEST_CHROMIUM || undefined;
 
-/** Runs the real `atlas` binary to completion; rejects with its output when it exits non-zero. */
-const atlas = (args: string[], env: Record<string, string>) =>
+/** Runs a program to completion; rejects with its output when it exits non-zero. */
+const run = (program: string, args: string[], env: Record<string, string> = {}) =>
   new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/atlas.mjs'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-    });
+    const child = spawn(program, args, { cwd: ROOT, env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`atlas ${args[0]} exited ${code}: ${out}`)),
+      code === 0 ? resolve(out) : reject(new Error(`${path.basename(program)} ${args[0]} exited ${code}: ${out}`)),
     );
   });
+
+/** Runs the real `atlas` binary to completion. */
+const atlas = (args: string[], env: Record<string, string>) =>
+  run(process.execPath, [path.join(ROOT, 'bin/atlas.mjs'), ...args], env);
 
 /** A running Atlas for the browser: its address and how to stop it. */
 export interface WebAtlas {
@@ -68,11 +69,22 @@ export const startWebAtlas = async (): Promise<WebAtlas> => {
       writeFileSync(path.join(cached, '.imported'), new Date().toISOString());
     }
   }
+  // The UI as the sources stand now, built for this run alone (a concurrent build of web/dist cannot pull assets away).
+  const webDir = path.join(dataDir, 'web-ui');
+  await run(path.join(ROOT, 'node_modules/.bin/vite'), [
+    'build',
+    'web',
+    '--outDir',
+    webDir,
+    '--emptyOutDir',
+    '--logLevel',
+    'warn',
+  ]);
   const port = await freePort();
   const server: ChildProcess = spawn(
     process.execPath,
     [path.join(ROOT, 'bin/atlas.mjs'), 'start', '--port', String(port), '--data-dir', dataDir],
-    { cwd: ROOT, env: { ...process.env, ...SERVER_ENV }, stdio: ['ignore', 'ignore', 'pipe'] },
+    { cwd: ROOT, env: { ...process.env, ...SERVER_ENV, WEB_UI_DIR: webDir }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
   server.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
