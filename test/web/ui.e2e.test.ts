@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } from './harness.test-support.js';
 import { askScreen } from './screens/ask.js';
+import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
 
 /**
@@ -23,4 +24,5 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
 
   shellScreens(ctx);
   askScreen(ctx);
+  searchScreen(ctx);
 });

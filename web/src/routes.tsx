@@ -2,6 +2,7 @@ import { createBrowserRouter } from 'react-router';
 import { AppShell } from './components/layout';
 import { AskPage } from './pages/ask';
 import { HomePage } from './pages/home';
+import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
 
 /**
@@ -16,6 +17,8 @@ export const router = createBrowserRouter([
       { path: '/', element: <HomePage /> },
       { path: '/ask', element: <AskPage /> },
       { path: '/ask/:sessionId', element: <AskPage /> },
+      { path: '/search', element: <SearchPage /> },
+      { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
     ],
   },
 ]);
