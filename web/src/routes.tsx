@@ -1,5 +1,6 @@
 import { createBrowserRouter } from 'react-router';
 import { AppShell } from './components/layout';
+import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
 import { HomePage } from './pages/home';
 import { MemoryRedirect, SearchPage } from './pages/search';
@@ -15,6 +16,7 @@ export const router = createBrowserRouter([
     element: <AppShell />,
     children: [
       { path: '/', element: <HomePage /> },
+      { path: '*', element: <NotFound /> },
       { path: '/ask', element: <AskPage /> },
       { path: '/ask/:sessionId', element: <AskPage /> },
       { path: '/search', element: <SearchPage /> },

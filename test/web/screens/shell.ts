@@ -38,12 +38,13 @@ export const shellScreens = (ctx: WebContext) => {
         const rows = page.getByRole('table').getByRole('row');
         expect(await rows.count()).toBe(Object.keys(ctx.channels).length + 1);
         await expect.poll(() => page.getByText('Messages', { exact: true }).count()).toBeGreaterThan(0);
-        if (width < 760) {
-          await page.getByRole('button', { name: 'Menu' }).click();
-          await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Search' }).waitFor();
-        }
         expect(await seriousA11yViolations(page)).toEqual([]);
         await screenshot(page, 'home');
+        if (width < 760) {
+          await page.getByRole('button', { name: 'Menu' }).click();
+          await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Search' }).click();
+          await page.waitForURL(/\/search$/);
+        }
         expect(errors).toEqual([]);
       } finally {
         await context.close();

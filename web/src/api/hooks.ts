@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { useSyncExternalStore } from 'react';
 import { api, unwrap } from './client';
 
 /** The caller (GET /api/me): its role decides which admin controls are shown; 401 means sign in. */
@@ -23,3 +24,17 @@ export const formatTime = (iso: string | null | undefined): string =>
 
 /** A count with thousands separators. */
 export const formatCount = (n: number | null | undefined): string => (n ?? 0).toLocaleString();
+
+/** Whether a CSS media query matches now, updated as the window changes (`useMediaQuery('(min-width: 761px)')`). */
+export const useMediaQuery = (query: string): boolean =>
+  useSyncExternalStore(
+    (notify) => {
+      const m = window.matchMedia(query);
+      m.addEventListener('change', notify);
+      return () => m.removeEventListener('change', notify);
+    },
+    () => window.matchMedia(query).matches,
+  );
+
+/** Wide enough for side panels (above the 760 px breakpoint of app.css). */
+export const useWide = (): boolean => useMediaQuery('(min-width: 761px)');

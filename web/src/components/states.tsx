@@ -80,3 +80,10 @@ export const QueryView = <T,>({
   if (query.error) return <ErrorState error={query.error} retry={() => void query.refetch()} />;
   return <>{children(query.data as T)}</>;
 };
+
+/** A page the UI does not have (the router's catch-all): says so and links home. */
+export const NotFound = () => (
+  <Empty title="There is no such page.">
+    <a href="/">Go to the home page</a>.
+  </Empty>
+);

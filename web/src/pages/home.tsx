@@ -104,10 +104,10 @@ export const HomePage = () => {
                   <Table.Header>
                     <Table.Row>
                       <Table.ColumnHeaderCell>Channel</Table.ColumnHeaderCell>
-                      <Table.ColumnHeaderCell>Platform</Table.ColumnHeaderCell>
+                      <Table.ColumnHeaderCell className="wide-only">Platform</Table.ColumnHeaderCell>
                       <Table.ColumnHeaderCell justify="end">Messages</Table.ColumnHeaderCell>
                       <Table.ColumnHeaderCell justify="end">Facts</Table.ColumnHeaderCell>
-                      <Table.ColumnHeaderCell>Last sync</Table.ColumnHeaderCell>
+                      <Table.ColumnHeaderCell className="wide-only">Last sync</Table.ColumnHeaderCell>
                     </Table.Row>
                   </Table.Header>
                   <Table.Body>
@@ -118,14 +118,16 @@ export const HomePage = () => {
                             <Link to={`/channels/${encodeURIComponent(c.id)}`}>#{c.name}</Link>
                           </RLink>
                         </Table.RowHeaderCell>
-                        <Table.Cell>
+                        <Table.Cell className="wide-only">
                           <Badge color={c.platform === 'platform_a' ? 'indigo' : 'violet'}>
                             {c.platform === 'platform_a' ? 'Slack-like' : 'Discord-like'}
                           </Badge>
                         </Table.Cell>
                         <Table.Cell justify="end">{formatCount(c.message_count)}</Table.Cell>
                         <Table.Cell justify="end">{formatCount(c.fact_count)}</Table.Cell>
-                        <Table.Cell>{c.last_sync ? formatTime(c.last_sync) : 'imported'}</Table.Cell>
+                        <Table.Cell className="wide-only">
+                          {c.last_sync ? formatTime(c.last_sync) : 'imported'}
+                        </Table.Cell>
                       </Table.Row>
                     ))}
                   </Table.Body>

@@ -16,7 +16,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { type FormEvent, Fragment, type ReactNode, useEffect, useState } from 'react';
 import { Link, Navigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
-import { formatTime, useChannels } from '../api/hooks';
+import { formatTime, useChannels, useWide } from '../api/hooks';
 import { safeHref } from '../components/citation';
 import { Empty, ErrorState, Loading } from '../components/states';
 
@@ -92,6 +92,7 @@ export const SearchPage = () => {
   const [text, setText] = useState(s.q);
   useEffect(() => setText(s.q), [s.q]);
   const channels = useChannels();
+  const wide = useWide();
   const search = useQuery({
     queryKey: ['search', params.toString()],
     enabled: s.q.trim().length > 0,
@@ -124,6 +125,83 @@ export const SearchPage = () => {
     ...s.authors.map((v) => ['author', v] as const),
   ];
 
+  const filters = (
+    <>
+      <Box>
+        <Text as="label" htmlFor="channel-filter" size="2" weight="bold">
+          Channel
+        </Text>
+        <Select.Root
+          value={s.channel ?? 'all'}
+          onValueChange={(v) => set((p) => (v === 'all' ? p.delete('channel') : p.set('channel', v)))}
+        >
+          <Select.Trigger id="channel-filter" style={{ width: '100%' }} />
+          <Select.Content position="popper">
+            <Select.Item value="all">Every channel</Select.Item>
+            {channels.data?.map((c) => (
+              <Select.Item key={c.id} value={c.id}>
+                #{c.name}
+              </Select.Item>
+            ))}
+          </Select.Content>
+        </Select.Root>
+      </Box>
+      <FacetGroup
+        title="Fact type"
+        values={FACT_TYPES}
+        counts={facets?.fact_type}
+        selected={s.types}
+        onToggle={(v) => toggle('type', v)}
+      />
+      <FacetGroup
+        title="Importance"
+        values={IMPORTANCE}
+        counts={facets?.importance}
+        selected={s.importance}
+        onToggle={(v) => toggle('importance', v)}
+      />
+      <FacetGroup
+        title="Topic"
+        values={[
+          ...new Set([
+            ...s.topics,
+            ...Object.entries(facets?.topics ?? {})
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 12)
+              .map(([t]) => t),
+          ]),
+        ]}
+        counts={facets?.topics}
+        selected={s.topics}
+        onToggle={(v) => toggle('topic', v)}
+      />
+      <TagInput label="Entity" onAdd={(v) => toggle('entity', v)} />
+      <TagInput label="Author" onAdd={(v) => toggle('author', v)} />
+      <Flex gap="2" wrap="wrap">
+        <label>
+          <Text as="div" size="2" weight="bold">
+            From
+          </Text>
+          <input
+            type="date"
+            value={s.from}
+            onChange={(e) => set((p) => (e.target.value ? p.set('from', e.target.value) : p.delete('from')))}
+          />
+        </label>
+        <label>
+          <Text as="div" size="2" weight="bold">
+            To
+          </Text>
+          <input
+            type="date"
+            value={s.to}
+            onChange={(e) => set((p) => (e.target.value ? p.set('to', e.target.value) : p.delete('to')))}
+          />
+        </label>
+      </Flex>
+    </>
+  );
+
   return (
     <Flex direction="column" gap="4">
       <Heading as="h1" size="6">
@@ -153,82 +231,22 @@ export const SearchPage = () => {
         </form>
       </search>
       <div className="facets">
-        <Flex direction="column" gap="4" asChild>
-          <aside aria-label="Filters">
-            <Box>
-              <Text as="label" htmlFor="channel-filter" size="2" weight="bold">
-                Channel
+        {wide ? (
+          <Flex direction="column" gap="4" asChild>
+            <aside aria-label="Filters">{filters}</aside>
+          </Flex>
+        ) : (
+          <details>
+            <summary>
+              <Text size="2" weight="bold">
+                Filters{active.length ? ` (${active.length} on)` : ''}
               </Text>
-              <Select.Root
-                value={s.channel ?? 'all'}
-                onValueChange={(v) => set((p) => (v === 'all' ? p.delete('channel') : p.set('channel', v)))}
-              >
-                <Select.Trigger id="channel-filter" style={{ width: '100%' }} />
-                <Select.Content position="popper">
-                  <Select.Item value="all">Every channel</Select.Item>
-                  {channels.data?.map((c) => (
-                    <Select.Item key={c.id} value={c.id}>
-                      #{c.name}
-                    </Select.Item>
-                  ))}
-                </Select.Content>
-              </Select.Root>
-            </Box>
-            <FacetGroup
-              title="Fact type"
-              values={FACT_TYPES}
-              counts={facets?.fact_type}
-              selected={s.types}
-              onToggle={(v) => toggle('type', v)}
-            />
-            <FacetGroup
-              title="Importance"
-              values={IMPORTANCE}
-              counts={facets?.importance}
-              selected={s.importance}
-              onToggle={(v) => toggle('importance', v)}
-            />
-            <FacetGroup
-              title="Topic"
-              values={[
-                ...new Set([
-                  ...s.topics,
-                  ...Object.entries(facets?.topics ?? {})
-                    .sort((a, b) => b[1] - a[1])
-                    .slice(0, 12)
-                    .map(([t]) => t),
-                ]),
-              ]}
-              counts={facets?.topics}
-              selected={s.topics}
-              onToggle={(v) => toggle('topic', v)}
-            />
-            <TagInput label="Entity" onAdd={(v) => toggle('entity', v)} />
-            <TagInput label="Author" onAdd={(v) => toggle('author', v)} />
-            <Flex gap="2" wrap="wrap">
-              <label>
-                <Text as="div" size="2" weight="bold">
-                  From
-                </Text>
-                <input
-                  type="date"
-                  value={s.from}
-                  onChange={(e) => set((p) => (e.target.value ? p.set('from', e.target.value) : p.delete('from')))}
-                />
-              </label>
-              <label>
-                <Text as="div" size="2" weight="bold">
-                  To
-                </Text>
-                <input
-                  type="date"
-                  value={s.to}
-                  onChange={(e) => set((p) => (e.target.value ? p.set('to', e.target.value) : p.delete('to')))}
-                />
-              </label>
+            </summary>
+            <Flex direction="column" gap="4" mt="3" asChild>
+              <aside aria-label="Filters">{filters}</aside>
             </Flex>
-          </aside>
-        </Flex>
+          </details>
+        )}
         <Flex direction="column" gap="3" style={{ minWidth: 0 }} asChild>
           <section aria-label="Results">
             {active.length ? (
