@@ -1,10 +1,27 @@
-import { createBrowserRouter } from 'react-router';
+import { createBrowserRouter, Navigate, useParams } from 'react-router';
 import { AppShell } from './components/layout';
 import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
 import { HomePage } from './pages/home';
 import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
+
+/**
+ * `/wiki/{channel_id}/{slug}` (the bot's wiki link, and the server-rendered wiki's addresses): the channel's wiki
+ * screen at that page; a slug names its page id (spec "Wiki": `topic/{slug}` is `topic-{slug}`, `topic/{a}/{b}` is
+ * `topic-{a}--{b}`, a fixed page's slug is its id).
+ */
+const WikiLink = () => {
+  const { channelId, '*': slug } = useParams();
+  const parts = (slug ?? '').split('/').filter(Boolean);
+  const page = parts[0] === 'topic' && parts[1] ? `topic-${parts.slice(1).join('--')}` : parts[0];
+  return (
+    <Navigate
+      to={`/channels/${encodeURIComponent(channelId!)}/wiki${page ? `/${encodeURIComponent(page)}` : ''}`}
+      replace
+    />
+  );
+};
 
 /**
  * The UI's pages (docs/web.md "Screens"); every path is also served by `atlas start` (routes/web.ts), so a link or a
@@ -17,6 +34,7 @@ export const router = createBrowserRouter([
     children: [
       { path: '/', element: <HomePage /> },
       { path: '*', element: <NotFound /> },
+      { path: '/wiki/:channelId/*', element: <WikiLink /> },
       { path: '/ask', element: <AskPage /> },
       { path: '/ask/:sessionId', element: <AskPage /> },
       { path: '/search', element: <SearchPage /> },

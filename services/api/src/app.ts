@@ -114,10 +114,13 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await registerOpenApi(app); // before the routes: it collects them as they register
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
   // The web UI at `/` when its build is there (routes/web.ts), else the home page.
+  // With the UI, `/wiki/{channel_id}` (the bot's wiki link) is the UI's too: it opens the channel's wiki screen.
   if (webUiAvailable(deps.webRoot)) await app.register(webRoutes, { webRoot: deps.webRoot });
-  else await app.register(homeRoutes, { documents, wiki });
+  else {
+    await app.register(homeRoutes, { documents, wiki });
+    await app.register(wikiHtmlRoutes, { documents, wiki });
+  }
   await app.register(meRoutes);
-  await app.register(wikiHtmlRoutes, { documents, wiki });
   await app.register(healthRoutes, { health: deps.health, startedAt: deps.startedAt });
   await app.register(channelRoutes, { documents, wiki, connections });
   await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });

@@ -195,7 +195,13 @@ export const registerErrorHandling = (app: FastifyInstance): void => {
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
-    const allowed = METHODS.filter((m) => m !== request.method && routes.find(m as FindMyWay.HTTPMethod, path));
+    // HEAD is served only where GET is: a GET that found nothing (a missing file of a GET route) is a 404, not 405.
+    const allowed = METHODS.filter(
+      (m) =>
+        m !== request.method &&
+        !(m === 'HEAD' && request.method === 'GET') &&
+        routes.find(m as FindMyWay.HTTPMethod, path),
+    );
     if (allowed.length > 0)
       return sendFailure(request, reply.header('allow', allowed.join(', ')), {
         status: 405,
