@@ -5,6 +5,7 @@ export * from './api-ports.js';
 export * from './audit-wiring.js';
 export * from './credentials.js';
 export * from './drain.js';
+export * from './import-projection.js';
 export * from './lag.js';
 export * from './open.js';
 export * from './open-stores.js';
