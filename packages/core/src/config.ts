@@ -158,6 +158,11 @@ const ConfigFields = z.object({
   IMPORT_ZIP_MAX_ENTRIES: z.coerce.number().int().min(1).default(500_000),
   /** ... and a file over 1 MiB at most this uncompressed:compressed ratio (real exports: under 20; zeros: ~1030). */
   IMPORT_ZIP_MAX_RATIO: z.coerce.number().min(1).default(200),
+  /**
+   * The largest file POST /api/imports accepts (docs/import.md "Importing from the browser"), MiB: the upload is
+   * written to a temporary folder before the archive bounds above are checked on it.
+   */
+  IMPORT_MAX_UPLOAD_MB: z.coerce.number().positive().default(200),
   /** `atlas import` with stderr not a terminal: seconds between two progress lines (docs/import.md "Progress"). */
   IMPORT_PROGRESS_INTERVAL_S: z.coerce.number().min(0.1).default(5),
   ADAPTER_MOCK: bool.default(false),

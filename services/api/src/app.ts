@@ -17,6 +17,7 @@ import { type ConnectionPorts, connectionRoutes } from './routes/connections.js'
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
+import { type ImportRoutesOptions, importRoutes } from './routes/imports.js';
 import { type KeyRoutesOptions, keyRoutes } from './routes/keys.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { meRoutes } from './routes/me.js';
@@ -54,6 +55,7 @@ export type AppDeps = HomeRoutesOptions &
   WikiRoutesOptions &
   AskRoutesOptions &
   KeyRoutesOptions &
+  ImportRoutesOptions &
   AuditRoutesOptions &
   Omit<StatsRoutesOptions, 'requests'> & {
     /** Connections (spec "Connections"): the store and the platform client. Absent: not registered. */
@@ -153,6 +155,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   });
   await app.register(connectionRoutes, { connections });
   await app.register(keyRoutes, { apiKeys: deps.apiKeys });
+  await app.register(importRoutes, { imports: deps.imports });
   await app.register(auditRoutes, { audit: deps.audit });
   await app.register(mcpRoutes, {
     inject: app.inject.bind(app),

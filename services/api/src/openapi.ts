@@ -40,6 +40,7 @@ const ROUTE_ERROR_CODES: Readonly<Record<string, readonly ErrorCode[]>> = {
   'POST /api/ask/upload': ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IMPORT_FAILED'],
   'POST /api/channels/:channel_id/ask/upload': ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IMPORT_FAILED'],
   'POST /api/admin/dead-letters/:id/redrive': ['CONFLICT'],
+  'POST /api/imports': ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IMPORT_FAILED', 'CONFLICT'],
 };
 
 /**

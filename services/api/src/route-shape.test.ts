@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Answer, openShapeHarness, type ShapeHarness } from '@atlas/runtime/testing';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -694,6 +694,38 @@ describe('route shape: every route of the spec on real data', () => {
       raw: JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'nope' } }),
     });
     expect(error.issues, 'a 404 whose code answers 400').toEqual(['status 404 but code INVALID_REQUEST answers 400']);
+  });
+
+  it('imports from the browser (a documented addition): a re-import adds nothing, a bad file is 422', async () => {
+    const upload = (name: string, content: Buffer) => {
+      const b = 'shape-import-boundary';
+      const payload = Buffer.concat([
+        Buffer.from(
+          `--${b}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        ),
+        content,
+        Buffer.from(`\r\n--${b}--\r\n`),
+      ]);
+      return api('POST', '/api/imports', payload, { 'content-type': `multipart/form-data; boundary=${b}` });
+    };
+    // The ETHGlobal export the harness imported, uploaded again: it adds nothing.
+    const dir = path.join(OLAKE, '../../discord-ethglobal');
+    const name = readdirSync(dir).find((f) => f.endsWith('.json'))!;
+    const accepted = await upload(name, readFileSync(path.join(dir, name)));
+    expect(accepted.status, accepted.raw).toBe(202);
+    let job = accepted.body;
+    for (let i = 0; i < 1200 && !['completed', 'failed'].includes(job.status); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await ok('GET', `/api/imports/${job.import_id}`)).body;
+    }
+    expect.soft(job.status).toBe('completed');
+    expect.soft(job.result?.new_or_changed).toBe(0);
+    expect.soft((await ok('GET', '/api/imports')).body.imports[0].import_id).toBe(job.import_id);
+    const bad = await upload('broken.zip', Buffer.from('PK this is no zip'));
+    expect.soft([bad.status, bad.body.error.code]).toEqual([422, 'IMPORT_FAILED']);
+    expect.soft((await api('GET', '/api/imports/no-such-import')).status).toBe(404);
+    for (const r of ['POST /api/imports', 'GET /api/imports', 'GET /api/imports/:import_id'])
+      expect.soft(documented.has(r), `${r} valid against the document`).toBe(true);
   });
 
   // Last of the calls: once a key exists the open local default ends, and every later call needs it.

@@ -14,6 +14,7 @@ import { extractUpload } from '@atlas/providers';
 import { askLlmOf, graphExpansion } from '@atlas/query';
 import { sql } from 'kysely';
 import { refreshChannelAccess } from './access-wiring.js';
+import { serverImports } from './import-wiring.js';
 import { projectorLagRows } from './lag.js';
 import {
   backfillRuntimeEntities,
@@ -159,6 +160,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
       await rt.eventLog.append(TOPICS.commands, [event]);
     },
   },
+  imports: serverImports(rt), // POST /api/imports: `atlas import` inside the server (docs/import.md)
   channelCommands: { append: (command) => appendChannelCommand(channelCommandDeps(rt), command) },
   // Write intents (POST /api/admin/reconcile, /api/admin/write-intents) and dead letters (/api/admin/dead-letters).
   admin: {

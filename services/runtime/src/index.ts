@@ -6,6 +6,7 @@ export * from './audit-wiring.js';
 export * from './credentials.js';
 export * from './drain.js';
 export * from './import-projection.js';
+export * from './import-wiring.js';
 export * from './lag.js';
 export * from './open.js';
 export * from './open-stores.js';

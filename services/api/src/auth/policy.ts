@@ -25,6 +25,9 @@ export const ROUTE_RULES: readonly { method: string; route: string; access: Rout
   { method: 'PUT', route: '/api/channels/:channel_id/settings', access: 'admin' },
   { method: 'PUT', route: '/api/sync/schedules', access: 'admin' },
   { method: 'GET', route: '/metrics', access: 'admin' },
+  // Importing an export from the browser, and its jobs (docs/import.md "Importing from the browser").
+  { method: '*', route: '/api/imports', access: 'admin' },
+  { method: 'GET', route: '/api/imports/:import_id', access: 'admin' },
   // Asking, feedback, uploads, sessions of one's own: members.
   { method: 'POST', route: '/api/ask', access: 'member' },
   { method: 'POST', route: '/api/ask/*', access: 'member' },

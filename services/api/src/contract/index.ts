@@ -9,6 +9,7 @@ export * from './channels.js';
 export * from './connections.js';
 export * from './errors.js';
 export * from './graph.js';
+export * from './imports.js';
 export * from './memories.js';
 export * from './primitives.js';
 export * from './routes.js';

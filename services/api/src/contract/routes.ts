@@ -48,6 +48,7 @@ import {
   RelationshipSchema,
   SubgraphSchema,
 } from './graph.js';
+import { ImportJobListSchema, ImportJobSchema } from './imports.js';
 import {
   MemoriesPageSchema,
   MemoryDetailSchema,
@@ -198,6 +199,9 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'DELETE /api/admin/keys/{key_id}', documented: 'docs/access.md "API keys"' },
   { route: 'GET /api/admin/audit', documented: 'docs/access.md "Audit trail"' },
   { route: 'GET /api/me', documented: 'docs/access.md "Who am I"' },
+  { route: 'POST /api/imports', documented: 'docs/import.md "Importing from the browser"' },
+  { route: 'GET /api/imports', documented: 'docs/import.md "Importing from the browser"' },
+  { route: 'GET /api/imports/{import_id}', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
 ];
@@ -213,6 +217,9 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'DELETE /api/admin/keys/{key_id}': json(ApiKeySchema),
   'GET /api/admin/audit': json(AuditPageSchema),
   'GET /api/me': json(MeSchema),
+  'POST /api/imports': json(ImportJobSchema, 202),
+  'GET /api/imports': json(ImportJobListSchema),
+  'GET /api/imports/{import_id}': json(ImportJobSchema),
   'GET /api/admin/write-intents': json(WriteIntentPageSchema),
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
