@@ -3,6 +3,7 @@ import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } fr
 import { askScreen } from './screens/ask.js';
 import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
+import { statsScreen } from './screens/stats.js';
 
 /**
  * The web UI driven in Debian's Chromium (issue 26): one real `atlas start` on the OLake and Clojurians exports, every
@@ -25,4 +26,5 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   shellScreens(ctx);
   askScreen(ctx);
   searchScreen(ctx);
+  statsScreen(ctx);
 });

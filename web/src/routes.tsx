@@ -5,6 +5,7 @@ import { AskPage } from './pages/ask';
 import { HomePage } from './pages/home';
 import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
+import { StatsPage } from './pages/stats';
 
 /**
  * `/wiki/{channel_id}/{slug}` (the bot's wiki link, and the server-rendered wiki's addresses): the channel's wiki
@@ -39,6 +40,7 @@ export const router = createBrowserRouter([
       { path: '/ask/:sessionId', element: <AskPage /> },
       { path: '/search', element: <SearchPage /> },
       { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
+      { path: '/stats', element: <StatsPage /> },
     ],
   },
 ]);
