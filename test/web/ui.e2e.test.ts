@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } from './harness.test-support.js';
 import { askScreen } from './screens/ask.js';
+import { connectionsScreen } from './screens/connections.js';
 import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
 import { statsScreen } from './screens/stats.js';
@@ -27,4 +28,5 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   askScreen(ctx);
   searchScreen(ctx);
   statsScreen(ctx);
+  connectionsScreen(ctx); // near the end: its sync adds the mock #engineering channel
 });

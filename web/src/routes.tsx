@@ -2,6 +2,7 @@ import { createBrowserRouter, Navigate, useParams } from 'react-router';
 import { AppShell } from './components/layout';
 import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
+import { ConnectionPage, ConnectionsPage } from './pages/connections';
 import { HomePage } from './pages/home';
 import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
@@ -39,6 +40,8 @@ export const router = createBrowserRouter([
       { path: '/ask', element: <AskPage /> },
       { path: '/ask/:sessionId', element: <AskPage /> },
       { path: '/search', element: <SearchPage /> },
+      { path: '/connections', element: <ConnectionsPage /> },
+      { path: '/connections/:connectionId', element: <ConnectionPage /> },
       { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
       { path: '/stats', element: <StatsPage /> },
     ],
