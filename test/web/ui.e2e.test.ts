@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } from './harness.test-support.js';
 import { askScreen } from './screens/ask.js';
 import { connectionsScreen } from './screens/connections.js';
+import { graphScreen } from './screens/graph.js';
 import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
 import { statsScreen } from './screens/stats.js';
@@ -28,5 +29,6 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   askScreen(ctx);
   searchScreen(ctx);
   statsScreen(ctx);
+  graphScreen(ctx);
   connectionsScreen(ctx); // near the end: its sync adds the mock #engineering channel
 });

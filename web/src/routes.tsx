@@ -3,6 +3,7 @@ import { AppShell } from './components/layout';
 import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
 import { ConnectionPage, ConnectionsPage } from './pages/connections';
+import { GraphPage } from './pages/graph';
 import { HomePage } from './pages/home';
 import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
@@ -42,6 +43,7 @@ export const router = createBrowserRouter([
       { path: '/search', element: <SearchPage /> },
       { path: '/connections', element: <ConnectionsPage /> },
       { path: '/connections/:connectionId', element: <ConnectionPage /> },
+      { path: '/graph', element: <GraphPage /> },
       { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
       { path: '/stats', element: <StatsPage /> },
     ],

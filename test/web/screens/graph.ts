@@ -1,0 +1,308 @@
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import {
+  adminCall,
+  openPage,
+  screenshot,
+  seriousA11yViolations,
+  type WebContext,
+  WIDTHS,
+} from '../harness.test-support.js';
+
+interface Entity {
+  id: string;
+  name: string;
+  type: string;
+}
+interface Graph {
+  nodes: { id: string; name: string; type: string }[];
+  edges: { id: string; type: string; source: string; target: string }[];
+  length?: number | null;
+}
+interface Card {
+  entity_name: string;
+  entity_type: string;
+  key_facts: string[];
+}
+interface Decision {
+  name: string;
+  status: string;
+  superseded_by: string | null;
+}
+
+/** The server shares two cores with the browser: answers may take a few seconds. */
+const SLOW = { timeout: 20_000 };
+const DEPTH = 2;
+const CAP = 25;
+
+/** The API's answers for OLake #help: its most mentioned entity and that entity's depth-2 neighbourhood (cap 25). */
+const apiOf = async (ctx: WebContext) => {
+  const channel = ctx.channels.help!;
+  // GET /api/graph/entities lists a channel's entities most mentioned first.
+  const entities = (
+    await adminCall<Entity[]>(ctx.atlas.url, 'GET', `/api/graph/entities?channel_id=${channel}&limit=200`)
+  ).body;
+  const top = entities[0]!;
+  const sub = (
+    await adminCall<Graph>(
+      ctx.atlas.url,
+      'GET',
+      `/api/graph/subgraph?entities=${encodeURIComponent(top.name)}&depth=${DEPTH}&limit=${CAP}&channel_id=${channel}`,
+    )
+  ).body;
+  return { channel, entities, top, sub };
+};
+
+/** Chooses `name` in the entity combobox labelled `label` by typing it and picking its suggestion. */
+const pick = async (page: Page, label: string, name: string, type: string) => {
+  const box = page.getByRole('combobox', { name: label, exact: true });
+  await box.fill(name);
+  await page.getByRole('option', { name: `${name} (${type})`, exact: true }).click();
+};
+
+/** The names the page draws (SVG nodes) and lists (table rows). */
+const drawn = (page: Page) =>
+  page.getByTestId('graph-node').evaluateAll((els) => els.map((e) => e.getAttribute('data-name')!).sort());
+const listed = (page: Page) =>
+  page.getByTestId('graph-list-node').evaluateAll((els) => els.map((e) => e.getAttribute('data-name')!).sort());
+
+/** Graph explorer (issue 26 point 6): search, neighbourhood, type filters, entity card, path, decisions, keyboard. */
+export const graphScreen = (ctx: WebContext) => {
+  for (const width of WIDTHS)
+    it(`graph at ${width} px: the searched entity's depth-2 neighbourhood is the subgraph the API answers`, async () => {
+      const { channel, top, sub } = await apiOf(ctx);
+      expect(sub.nodes.length, 'a neighbourhood with neighbours').toBeGreaterThan(1);
+      expect(sub.nodes.length).toBeLessThanOrEqual(CAP + sub.nodes.filter((n) => n.name === top.name).length);
+      const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, width);
+      try {
+        await page.goto(`/graph?channel=${channel}&cap=${CAP}`);
+        // Search as you type: a name that matches nothing says so; the top entity is offered.
+        await page.getByRole('combobox', { name: 'Entity', exact: true }).fill('zzzz-no-such-entity');
+        await expect.poll(() => page.getByTestId('no-entity-match').textContent(), SLOW).toMatch(/^No entity matches/);
+        await pick(page, 'Entity', top.name, top.type);
+        await page.waitForURL((u) => u.searchParams.get('entity') === top.name);
+        await page.getByRole('radio', { name: `Depth ${DEPTH}` }).click();
+        await page.waitForURL((u) => u.searchParams.get('depth') === String(DEPTH));
+        const want = sub.nodes.map((n) => n.name).sort();
+        await expect.poll(() => drawn(page), SLOW).toEqual(want);
+        expect(await listed(page)).toEqual(want);
+        await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(top.name);
+        await page.getByTestId('decision-list').waitFor();
+        expect(await seriousA11yViolations(page)).toEqual([]);
+        await screenshot(page, 'graph');
+        if (width < 760) {
+          // No horizontal scrolling of the page at 390 px.
+          expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+        }
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+
+  it('graph type filter: unticking a type removes its nodes (the centre stays), and the URL keeps it', async () => {
+    const { channel, top, sub } = await apiOf(ctx);
+    const counts = new Map<string, number>();
+    for (const n of sub.nodes) if (n.type !== top.type) counts.set(n.type, (counts.get(n.type) ?? 0) + 1);
+    const [type, n] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [];
+    expect(type, 'a second entity type in the neighbourhood').toBeTruthy();
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/graph?channel=${channel}&entity=${encodeURIComponent(top.name)}&depth=${DEPTH}&cap=${CAP}`);
+      await expect.poll(() => page.getByTestId('graph-node').count(), SLOW).toBe(sub.nodes.length);
+      await page.getByRole('checkbox', { name: type, exact: true }).click();
+      await page.waitForURL((u) => !!u.searchParams.get('types') && !u.searchParams.get('types')!.includes(type!));
+      const rest = sub.nodes
+        .filter((x) => x.type !== type)
+        .map((x) => x.name)
+        .sort();
+      await expect.poll(() => drawn(page), SLOW).toEqual(rest);
+      expect(rest.length).toBe(sub.nodes.length - n!);
+      expect(await listed(page)).toEqual(rest);
+      await page.reload();
+      await expect.poll(() => drawn(page), SLOW).toEqual(rest);
+      await page.getByRole('checkbox', { name: type, exact: true }).click();
+      await expect.poll(() => page.getByTestId('graph-node').count(), SLOW).toBe(sub.nodes.length);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('graph entity card: the name and key facts the card API answers, with sources; a related entity re-centres', async () => {
+    const { channel, top, sub } = await apiOf(ctx);
+    const card = (
+      await adminCall<Card>(ctx.atlas.url, 'GET', `/api/graph/entities/${encodeURIComponent(top.name)}/card`)
+    ).body;
+    expect(card.key_facts.length).toBeGreaterThan(0);
+    const other = sub.nodes.find((x) => x.name !== top.name)!;
+    const otherCard = (
+      await adminCall<Card>(ctx.atlas.url, 'GET', `/api/graph/entities/${encodeURIComponent(other.name)}/card`)
+    ).body;
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/graph?channel=${channel}&entity=${encodeURIComponent(top.name)}&depth=${DEPTH}&cap=${CAP}`);
+      await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(card.entity_name);
+      expect(await page.getByTestId('entity-card-fact').allTextContents()).toEqual(card.key_facts);
+      // Facts found among the entity's facts of its channels carry a citation with the permalink.
+      await expect.poll(() => page.getByTestId('entity-card').locator('a.cite').count(), SLOW).toBeGreaterThan(0);
+      // Selecting another entity in the list shows its card.
+      await page
+        .getByTestId('graph-list-node')
+        .filter({ has: page.getByRole('button', { name: other.name, exact: true }) })
+        .getByRole('button', { name: other.name, exact: true })
+        .click();
+      await page.waitForURL((u) => u.searchParams.get('node') === other.name);
+      await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(otherCard.entity_name);
+      expect(await page.getByTestId('entity-card-fact').allTextContents()).toEqual(otherCard.key_facts);
+      // A related entity's link re-centres the graph on it.
+      await page.getByRole('link', { name: `Centre the graph on ${otherCard.entity_name}` }).click();
+      await page.waitForURL(
+        (u) => u.searchParams.get('entity') === otherCard.entity_name && !u.searchParams.get('node'),
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('graph path: two connected entities show the chain the path API answers', async () => {
+    const { channel, entities, top, sub } = await apiOf(ctx);
+    const typeOf = new Map(entities.map((e) => [e.name, e.type]));
+    // Two ends of the neighbourhood's edges, neither the centre, so the path runs through it or another entity.
+    const ends = [...new Set(sub.edges.flatMap((e) => [e.source, e.target]))].filter(
+      (x) => x !== top.name && typeOf.has(x),
+    );
+    let pair: [string, string] | null = null;
+    let path: Graph | null = null;
+    for (const a of ends.slice(0, 4)) {
+      for (const b of ends.slice(-4)) {
+        if (a === b) continue;
+        const p = (
+          await adminCall<Graph>(
+            ctx.atlas.url,
+            'GET',
+            `/api/graph/path?source=${encodeURIComponent(a)}&target=${encodeURIComponent(b)}&max_depth=3&channel_id=${channel}`,
+          )
+        ).body;
+        if (p.nodes.length >= 2) {
+          pair = [a, b];
+          path = p;
+          break;
+        }
+      }
+      if (pair) break;
+    }
+    expect(pair, 'two connected entities').toBeTruthy();
+    const [a, b] = pair!;
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/graph?channel=${channel}`);
+      await pick(page, 'From', a, typeOf.get(a)!);
+      await pick(page, 'To', b, typeOf.get(b)!);
+      await page.waitForURL((u) => u.searchParams.get('from') === a && u.searchParams.get('to') === b);
+      await expect
+        .poll(
+          () =>
+            page
+              .getByTestId('path-chain')
+              .getByTestId('path-node')
+              .evaluateAll((els) => els.map((e) => e.getAttribute('data-name'))),
+          SLOW,
+        )
+        .toEqual(path!.nodes.map((n) => n.name));
+      expect(await page.getByTestId('path-chain').getByTestId('path-edge').allTextContents()).toEqual(
+        path!.edges.map((e, i) => (e.source === path!.nodes[i]!.name ? `${e.type} →` : `← ${e.type}`)),
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('graph decisions: the statuses the decisions API answers, and each supersession chain', async () => {
+    const { channel } = await apiOf(ctx);
+    const decisions = (await adminCall<Decision[]>(ctx.atlas.url, 'GET', `/api/graph/decisions?channel_id=${channel}`))
+      .body;
+    expect(decisions.length).toBeGreaterThan(0);
+    // The chains, followed here from each superseded decision that nothing supersedes into.
+    const byName = new Map(decisions.map((d) => [d.name, d]));
+    const targets = new Set(decisions.map((d) => d.superseded_by));
+    const chains = decisions
+      .filter((d) => d.superseded_by && !targets.has(d.name))
+      .map((d) => {
+        const chain = [d.name];
+        for (let next = d.superseded_by; next && !chain.includes(next); next = byName.get(next)?.superseded_by ?? null)
+          chain.push(next);
+        return chain;
+      });
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/graph?channel=${channel}`);
+      await page.getByTestId('decision-list').waitFor();
+      const rows = page.getByTestId('decision-row');
+      expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-name')))).toEqual(
+        decisions.map((d) => d.name),
+      );
+      expect(await page.getByTestId('decision-status').allTextContents()).toEqual(decisions.map((d) => d.status));
+      if (chains.length === 0) {
+        await page.getByTestId('no-supersession').waitFor();
+        expect(await page.getByTestId('decision-chain').count()).toBe(0);
+      } else {
+        const shown = await page
+          .getByTestId('decision-chain')
+          .evaluateAll((els) =>
+            els.map((c) =>
+              [...c.querySelectorAll('[data-testid="decision-chain-item"]')].map((i) => i.getAttribute('data-name')),
+            ),
+          );
+        expect(shown.map((c) => c.join(' > ')).sort()).toEqual(chains.map((c) => c.join(' > ')).sort());
+        // A decision of a chain opens as the centre, and its card shows the same chain.
+        const chain = chains.sort((x, y) => y.length - x.length)[0]!;
+        await page.getByTestId('decision-chain').first().getByRole('link', { name: chain[0], exact: true }).click();
+        await page.waitForURL((u) => u.searchParams.get('entity') === chain[0]);
+        await expect
+          .poll(
+            () =>
+              page
+                .getByTestId('entity-card')
+                .getByTestId('decision-chain-item')
+                .evaluateAll((els) => els.map((e) => e.getAttribute('data-name'))),
+            SLOW,
+          )
+          .toEqual(chain);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('graph keyboard: Tab reaches a node, Enter selects it; Enter on a list row selects too', async () => {
+    const { channel, top, sub } = await apiOf(ctx);
+    const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/graph?channel=${channel}&entity=${encodeURIComponent(top.name)}&depth=${DEPTH}&cap=${CAP}`);
+      await expect.poll(() => page.getByTestId('graph-node').count(), SLOW).toBe(sub.nodes.length);
+      // From the last type filter, Tab goes into the diagram: the centre first, then its neighbours.
+      await page.getByRole('checkbox', { name: 'Meeting', exact: true }).focus();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-name') ?? null")).toBe(
+        top.name,
+      );
+      await page.keyboard.press('Tab');
+      const name = await page.evaluate<string | null>(
+        "document.activeElement?.getAttribute('data-testid') === 'graph-node' ? document.activeElement.getAttribute('data-name') : null",
+      );
+      expect(name).toBeTruthy();
+      expect(name).not.toBe(top.name);
+      await page.keyboard.press('Enter');
+      await page.waitForURL((u) => u.searchParams.get('node') === name);
+      await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(name);
+      // The list: a row's button, reached by keyboard focus, selects with Enter.
+      const last = sub.nodes.at(-1)!.name;
+      await page.getByTestId('graph-list-node').getByRole('button', { name: last, exact: true }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL((u) => u.searchParams.get('node') === last);
+      await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(last);
+    } finally {
+      await context.close();
+    }
+  });
+};
