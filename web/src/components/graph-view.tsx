@@ -73,7 +73,9 @@ const layout = (nodes: readonly GraphNode[], edges: readonly GraphEdge[]) => {
   const pad = 60;
   const minX = Math.min(0, ...xs) - pad;
   const minY = Math.min(0, ...ys) - pad / 2;
-  const w = Math.max(240, Math.max(0, ...xs) - minX + pad);
+  // Labels run right of their node (about 6.5 px a character at 11 px, cut at 28 characters): the box holds them.
+  const right = Math.max(0, ...placed.map((n) => (n.x ?? 0) + 20 + Math.min(28, n.name.length) * 6.5));
+  const w = Math.max(240, right - minX + 10);
   const h = Math.max(200, Math.max(0, ...ys) - minY + pad / 2);
   return { placed, links, viewBox: `${minX} ${minY} ${w} ${h}` };
 };

@@ -615,16 +615,17 @@ const GraphLists = ({
       <Table.Body>
         {nodes.map((n) => (
           <Table.Row key={n.id} data-testid="graph-list-node" data-name={n.name}>
-            <Table.RowHeaderCell>
-              <Button
-                variant={selected === n.name ? 'solid' : 'ghost'}
-                size="1"
-                aria-pressed={selected === n.name}
-                onClick={() => onSelect(n)}
-                style={{ margin: 0, textAlign: 'left', height: 'auto', minHeight: 24 }}
-              >
-                {n.name}
-              </Button>
+            <Table.RowHeaderCell py="1" style={selected === n.name ? { background: 'var(--accent-a3)' } : undefined}>
+              <RLink asChild size="2" weight={selected === n.name ? 'bold' : 'regular'}>
+                <button
+                  type="button"
+                  aria-pressed={selected === n.name}
+                  onClick={() => onSelect(n)}
+                  style={{ background: 'none', border: 'none', padding: 0, textAlign: 'left', cursor: 'pointer' }}
+                >
+                  {n.name}
+                </button>
+              </RLink>
               {seedIds.includes(n.id) ? (
                 <Text size="1" color="gray">
                   {' '}
@@ -632,10 +633,12 @@ const GraphLists = ({
                 </Text>
               ) : null}
             </Table.RowHeaderCell>
-            <Table.Cell>
+            <Table.Cell py="1">
               <TypeBadge type={n.type} />
             </Table.Cell>
-            {channelName ? <Table.Cell>{n.channel_id ? `#${channelName(n.channel_id)}` : '—'}</Table.Cell> : null}
+            {channelName ? (
+              <Table.Cell py="1">{n.channel_id ? `#${channelName(n.channel_id)}` : '—'}</Table.Cell>
+            ) : null}
           </Table.Row>
         ))}
       </Table.Body>
@@ -1119,7 +1122,7 @@ const Chain = ({
 );
 
 /**
- * A channel's decisions (GET /api/graph/decisions): name, status, who decided, date and what superseded it; above them
+ * A channel's decisions (GET /api/graph/decisions): name, who decided and when, what superseded it, status; above them
  * every supersession chain (following superseded_by), or a note that none of them was superseded.
  */
 const Decisions = ({
@@ -1173,8 +1176,6 @@ const Decisions = ({
             <Table.Row>
               <Table.ColumnHeaderCell>Decision</Table.ColumnHeaderCell>
               <Table.ColumnHeaderCell>Status</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Decided by</Table.ColumnHeaderCell>
-              <Table.ColumnHeaderCell>Date</Table.ColumnHeaderCell>
             </Table.Row>
           </Table.Header>
           <Table.Body>
@@ -1184,6 +1185,10 @@ const Decisions = ({
                   <RLink asChild size="2">
                     <Link to={centreSearch(d.name)}>{d.name}</Link>
                   </RLink>
+                  <Text as="div" size="1" color="gray">
+                    {d.decided_by ? `by ${d.decided_by} · ` : ''}
+                    {d.date}
+                  </Text>
                   {d.superseded_by ? (
                     <Text as="div" size="1" color="gray">
                       superseded by {d.superseded_by}
@@ -1195,8 +1200,6 @@ const Decisions = ({
                     {d.status}
                   </Badge>
                 </Table.Cell>
-                <Table.Cell>{d.decided_by ?? '—'}</Table.Cell>
-                <Table.Cell style={{ whiteSpace: 'nowrap' }}>{d.date}</Table.Cell>
               </Table.Row>
             ))}
           </Table.Body>
