@@ -6,6 +6,7 @@ import { graphScreen } from './screens/graph.js';
 import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
 import { statsScreen } from './screens/stats.js';
+import { wikiScreen } from './screens/wiki.js';
 
 /**
  * The web UI driven in Debian's Chromium (issue 26): one real `atlas start` on the OLake and Clojurians exports, every
@@ -30,5 +31,6 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   searchScreen(ctx);
   statsScreen(ctx);
   graphScreen(ctx);
+  wikiScreen(ctx);
   connectionsScreen(ctx); // near the end: its sync adds the mock #engineering channel
 });

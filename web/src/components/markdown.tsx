@@ -11,16 +11,19 @@ const MARKER = /\[(\d{1,3})\](?!\()/g;
  * Markdown rendered safely (docs/web.md "Safety"): react-markdown with GitHub tables and lists, raw HTML never
  * rendered (shown as text), unsafe URLs dropped. `[n]` markers become citation hover cards from `citations` (by id
  * `[n]`); a relative link goes through `resolveLink` (a wiki slug to the UI's page; null: plain text); http(s) links
- * open in a new tab without a referrer.
+ * open in a new tab without a referrer. `components` overrides renderers (the wiki gives its headings ids for its table of
+ * contents); the defaults shift headings one level down (the screen's title is the h1).
  */
 export const Markdown = ({
   content,
   citations = [],
   resolveLink,
+  components: overrides,
 }: {
   content: string;
   citations?: readonly CitationLike[];
   resolveLink?: (href: string) => string | null;
+  components?: Components;
 }): ReactNode => {
   const byId = new Map(citations.map((c) => [c.id, c]));
   const components: Components = {
@@ -42,6 +45,7 @@ export const Markdown = ({
     h1: ({ children }) => <h2>{children}</h2>, // the page's title is the h1
     h2: ({ children }) => <h3>{children}</h3>,
     h3: ({ children }) => <h4>{children}</h4>,
+    ...overrides,
   };
   return (
     <div className="markdown">
