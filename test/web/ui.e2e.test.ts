@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } from './harness.test-support.js';
 import { askScreen } from './screens/ask.js';
+import { channelScreen } from './screens/channel.js';
 import { connectionsScreen } from './screens/connections.js';
 import { graphScreen } from './screens/graph.js';
+import { importScreen } from './screens/import.js';
 import { searchScreen } from './screens/search.js';
 import { shellScreens } from './screens/shell.js';
 import { statsScreen } from './screens/stats.js';
@@ -32,5 +34,7 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   statsScreen(ctx);
   graphScreen(ctx);
   wikiScreen(ctx);
+  channelScreen(ctx);
   connectionsScreen(ctx); // near the end: its sync adds the mock #engineering channel
+  importScreen(ctx); // last: it adds a channel
 });

@@ -2,9 +2,11 @@ import { createBrowserRouter, Navigate, useParams } from 'react-router';
 import { AppShell } from './components/layout';
 import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
+import { ChannelPage, ChannelRedirect } from './pages/channel';
 import { ConnectionPage, ConnectionsPage } from './pages/connections';
 import { GraphPage } from './pages/graph';
 import { HomePage } from './pages/home';
+import { ImportPage } from './pages/import';
 import { MemoryRedirect, SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
 import { StatsPage } from './pages/stats';
@@ -43,9 +45,13 @@ export const router = createBrowserRouter([
       { path: '/search', element: <SearchPage /> },
       { path: '/connections', element: <ConnectionsPage /> },
       { path: '/connections/:connectionId', element: <ConnectionPage /> },
+      { path: '/import', element: <ImportPage /> },
       { path: '/graph', element: <GraphPage /> },
       { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
       { path: '/stats', element: <StatsPage /> },
+      { path: '/channels/:channelId', element: <ChannelRedirect /> },
+      { path: '/channels/:channelId/wiki/:pageId?', element: <ChannelPage /> },
+      { path: '/channels/:channelId/:tab', element: <ChannelPage /> },
     ],
   },
 ]);
