@@ -367,6 +367,7 @@ export const channelScreen = (ctx: WebContext) => {
       expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-selected'))).toBe('true');
       expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^Facts/);
       await page.keyboard.press('ArrowRight');
+      await page.waitForURL(`**/channels/${channel.id}/graph`);
       await page.keyboard.press('ArrowRight');
       await page.waitForURL(`**/channels/${channel.id}/sync`);
       await page.keyboard.press('End');
