@@ -40,8 +40,8 @@ export const router = createBrowserRouter([
       { path: '/', element: <HomePage /> },
       { path: '*', element: <NotFound /> },
       { path: '/wiki/:channelId/*', element: <WikiLink /> },
-      { path: '/ask', element: <AskPage /> },
-      { path: '/ask/:sessionId', element: <AskPage /> },
+      // One route for both: the page stays mounted when a first answer moves it to its session's address.
+      { path: '/ask/:sessionId?', element: <AskPage /> },
       { path: '/search', element: <SearchPage /> },
       { path: '/connections', element: <ConnectionsPage /> },
       { path: '/connections/:connectionId', element: <ConnectionPage /> },

@@ -35,20 +35,28 @@ export const askScreen = (ctx: WebContext) => {
     } finally {
       await context.close();
     }
-  });
+  }, 240_000);
 
   it('says honestly when nothing relevant is found (the weather in Paris)', async () => {
     const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 390);
     try {
-      await page.goto(`/ask?q=${encodeURIComponent("What's the weather in Paris today?")}`);
-      await page.getByTestId('nothing-found').waitFor({ timeout: 60_000 });
+      await page.goto('/ask');
+      await page.getByLabel('Question').fill("What's the weather in Paris today?");
+      await page.getByRole('button', { name: 'Ask', exact: true }).click();
+      await page
+        .getByTestId('nothing-found')
+        .waitFor({ timeout: 60_000 })
+        .catch(async (err) => {
+          await screenshot(page, 'ask-failed');
+          throw new Error(`${err}: the page said ${((await page.locator('main').textContent()) ?? '').slice(0, 600)}`);
+        });
       expect(await page.locator('a.cite').count()).toBe(0);
       await screenshot(page, 'ask');
       expect(await seriousA11yViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }
-  });
+  }, 120_000);
 
   it('lists sessions by day; a session is deleted from the list', async () => {
     const { context, page } = await openPage(ctx.browser, ctx.atlas.url, WIDTHS[0]);

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useMemo, useRef } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import { Link } from 'react-router';
 import remarkGfm from 'remark-gfm';
@@ -25,28 +25,35 @@ export const Markdown = ({
   resolveLink?: (href: string) => string | null;
   components?: Components;
 }): ReactNode => {
-  const byId = new Map(citations.map((c) => [c.id, c]));
-  const components: Components = {
-    a({ href, children }) {
-      if (href?.startsWith('#cite-')) {
-        const label = `[${href.slice(6)}]`;
-        return <CitationMarker label={label} citation={byId.get(label)} />;
-      }
-      const external = safeHref(href);
-      if (external)
-        return (
-          <a href={external} target="_blank" rel="noopener noreferrer">
-            {children}
-          </a>
-        );
-      const to = href && resolveLink ? resolveLink(href) : null;
-      return to ? <Link to={to}>{children}</Link> : <span>{children}</span>;
-    },
-    h1: ({ children }) => <h2>{children}</h2>, // the page's title is the h1
-    h2: ({ children }) => <h3>{children}</h3>,
-    h3: ({ children }) => <h4>{children}</h4>,
-    ...overrides,
-  };
+  // The renderers keep one identity across renders (they read the latest citations and resolver from a ref): a new
+  // `a` renderer on every render would remount each marker and close an open hover card while an answer streams.
+  const latest = useRef({ citations, resolveLink });
+  latest.current = { citations, resolveLink };
+  const base = useMemo<Components>(
+    () => ({
+      a({ href, children }) {
+        if (href?.startsWith('#cite-')) {
+          const label = `[${href.slice(6)}]`;
+          return <CitationMarker label={label} citation={latest.current.citations.find((c) => c.id === label)} />;
+        }
+        const external = safeHref(href);
+        if (external)
+          return (
+            <a href={external} target="_blank" rel="noopener noreferrer">
+              {children}
+            </a>
+          );
+        const resolve = latest.current.resolveLink;
+        const to = href && resolve ? resolve(href) : null;
+        return to ? <Link to={to}>{children}</Link> : <span>{children}</span>;
+      },
+      h1: ({ children }) => <h2>{children}</h2>, // the page's title is the h1
+      h2: ({ children }) => <h3>{children}</h3>,
+      h3: ({ children }) => <h4>{children}</h4>,
+    }),
+    [],
+  );
+  const components = useMemo(() => ({ ...base, ...overrides }), [base, overrides]);
   return (
     <div className="markdown">
       <ReactMarkdown remarkPlugins={[remarkGfm]} components={components} skipHtml={false}>
