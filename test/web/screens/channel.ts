@@ -172,7 +172,7 @@ export const channelScreen = (ctx: WebContext) => {
           const firstOlder = next.messages.find((m) => !isReply(m))!;
           await page.locator(`article[data-message-id="${firstOlder.id}"]`).waitFor();
         }
-        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+        expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
         expect(await seriousA11yViolations(page)).toEqual([]);
         expect(errors).toEqual([]);
       } finally {
@@ -209,7 +209,7 @@ export const channelScreen = (ctx: WebContext) => {
           () =>
             marked.evaluate((e) => {
               const r = e.getBoundingClientRect();
-              return r.top >= 0 && r.bottom <= window.innerHeight;
+              return r.top >= 0 && r.bottom <= (globalThis as unknown as { innerHeight: number }).innerHeight;
             }),
           { timeout: 10_000 },
         )
@@ -273,7 +273,7 @@ export const channelScreen = (ctx: WebContext) => {
         expect(await source.getAttribute('href')).toBe(
           `/channels/${channel.id}/messages?message=${encodeURIComponent(first.source_message_id)}`,
         );
-        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+        expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
         expect(await seriousA11yViolations(page)).toEqual([]);
         await screenshot(page, 'channel-facts');
         // ?memory= shows the fact on top, highlighted.
@@ -317,7 +317,7 @@ export const channelScreen = (ctx: WebContext) => {
           ).toBe(String(before[key]));
         const retention = form.getByLabel('Retention (days)');
         expect(await retention.inputValue()).toBe(before.retention_days === null ? '' : String(before.retention_days));
-        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+        expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
         expect(await seriousA11yViolations(page)).toEqual([]);
         await screenshot(page, 'channel-settings');
 
@@ -364,8 +364,8 @@ export const channelScreen = (ctx: WebContext) => {
       await expect
         .poll(() => page.getByRole('tab', { name: /^Facts/ }).getAttribute('aria-selected'), { timeout: 5_000 })
         .toBe('true');
-      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-selected'))).toBe('true');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^Facts/);
+      expect(await page.evaluate("document.activeElement?.getAttribute('aria-selected')")).toBe('true');
+      expect(String(await page.evaluate('document.activeElement?.textContent'))).toMatch(/^Facts/);
       await page.keyboard.press('ArrowRight');
       await page.waitForURL(`**/channels/${channel.id}/graph`);
       await page.keyboard.press('ArrowRight');
