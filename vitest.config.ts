@@ -5,6 +5,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * project of its own in a later group (sequence.groupOrder), so it starts after every other suite has finished.
  */
 const FAULTS = 'test/fault-injection*.test.ts';
+/**
+ * The web UI suite imports two real exports and drives Chromium beside a real server: it is a project of its own in
+ * the last group, so its load does not slow the timing-sensitive suites (the vector-space rebuild, Kafka, faults).
+ */
+const WEB = 'test/web/**/*.test.ts';
 
 export default defineConfig({
   test: {
@@ -19,11 +24,12 @@ export default defineConfig({
         test: {
           name: 'atlas',
           include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, FAULTS],
+          exclude: [...configDefaults.exclude, FAULTS, WEB],
           sequence: { groupOrder: 0 },
         },
       },
       { extends: true, test: { name: 'faults', include: [FAULTS], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'web', include: [WEB], sequence: { groupOrder: 2 } } },
     ],
   },
 });
