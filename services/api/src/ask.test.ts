@@ -141,8 +141,14 @@ describe('ask over SSE on real data (slack-olake, no LLM: extractive answers)', 
     ]);
     const list = await json('GET', '/api/ask/sessions');
     const summary = list.body.find((x: { session_id: string }) => x.session_id === sessionId);
-    expect(summary).toMatchObject({ message_count: 4 });
-    expect(Object.keys(summary).sort()).toEqual(['created_at', 'last_activity', 'message_count', 'session_id']);
+    expect(summary).toMatchObject({ message_count: 4, title: 'How do I configure the Kafka source in OLake?' });
+    expect(Object.keys(summary).sort()).toEqual([
+      'created_at',
+      'last_activity',
+      'message_count',
+      'session_id',
+      'title',
+    ]);
   });
 
   it('an invalid body is a 400 stream with one INVALID_REQUEST error event; include_citations false sends none', async () => {

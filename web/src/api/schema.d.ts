@@ -12883,6 +12883,7 @@ export interface paths {
                             created_at: string;
                             message_count: number;
                             last_activity: string;
+                            title: string | null;
                         }[];
                     };
                 };
@@ -13097,6 +13098,7 @@ export interface paths {
                             created_at: string;
                             message_count: number;
                             last_activity: string;
+                            title: string | null;
                         }[];
                     };
                 };

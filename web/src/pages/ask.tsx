@@ -109,11 +109,15 @@ export const AskPage = () => {
       setTurns(turnsOf(session.data.messages as never));
     }
   }, [session.data]);
+  // "New" (a session's address → /ask) clears the screen; a first mount, or React's StrictMode re-running this effect,
+  // has nothing to clear (an ask started by ?q= on mount must keep its turn).
+  const shownSession = useRef(sessionId);
   useEffect(() => {
-    if (!sessionId) {
+    if (shownSession.current && !sessionId) {
       currentSession.current = undefined;
       setTurns([]);
     }
+    shownSession.current = sessionId;
   }, [sessionId]);
 
   const remove = useMutation({
@@ -274,9 +278,12 @@ export const AskPage = () => {
                   to={`/ask/${encodeURIComponent(s.session_id)}${channelId ? `?channel=${encodeURIComponent(channelId)}` : ''}`}
                   aria-current={s.session_id === sessionId ? 'page' : undefined}
                   className="nav-link"
-                  style={{ flexGrow: 1 }}
+                  style={{ flexGrow: 1, minWidth: 0, flexDirection: 'column', alignItems: 'stretch', gap: 0 }}
                 >
-                  <Text size="2">
+                  <Text as="div" size="2" truncate title={s.title ?? undefined}>
+                    {s.title ?? 'Untitled session'}
+                  </Text>
+                  <Text as="div" size="1" color="gray">
                     {new Date(s.last_activity).toLocaleTimeString(undefined, { timeStyle: 'short' })} ·{' '}
                     {s.message_count} messages
                   </Text>
@@ -285,7 +292,7 @@ export const AskPage = () => {
                   size="1"
                   variant="ghost"
                   color="red"
-                  aria-label={`Delete the session of ${formatTime(s.created_at)}`}
+                  aria-label={`Delete the session “${s.title ?? formatTime(s.created_at)}”`}
                   onClick={() => remove.mutate(s.session_id)}
                 >
                   <TrashIcon />

@@ -100,17 +100,21 @@ for (const { name, open } of testDatabases()) {
       expect(await store.history(ch, { limit: 10, before: hist[0]!.timestamp })).toHaveLength(1);
     });
 
-    it('sessions: most recently active first with message counts', async () => {
+    it('sessions: most recently active first with message counts, titled by their first question', async () => {
       const ch = `C${randomUUID().slice(0, 8)}`;
       const a = randomUUID();
       const b = randomUUID();
-      await store.recordTurn(turn(a, ch, '2026-01-04T10:00:00.000Z'));
-      await store.recordTurn(turn(b, ch, '2026-01-04T11:00:00.000Z'));
-      await store.recordTurn(turn(a, ch, '2026-01-04T12:00:00.000Z'));
-      expect((await store.sessions({ channelId: ch })).map((s) => [s.session_id, s.message_count])).toEqual([
-        [a, 4],
-        [b, 2],
+      const long = `Why   did we\nmove ${'the cluster '.repeat(20)}?`;
+      await store.recordTurn(turn(a, ch, '2026-01-04T10:00:00.000Z', 'Who owns the NFS?'));
+      await store.recordTurn(turn(b, ch, '2026-01-04T11:00:00.000Z', long));
+      await store.recordTurn(turn(a, ch, '2026-01-04T12:00:00.000Z', 'And since when?'));
+      const list = await store.sessions({ channelId: ch });
+      expect(list.map((s) => [s.session_id, s.message_count, s.title?.slice(0, 30)])).toEqual([
+        [a, 4, 'Who owns the NFS?'],
+        [b, 2, 'Why did we move the cluster th'],
       ]);
+      expect(list[1]!.title).toHaveLength(120);
+      expect(list[1]!.title!.endsWith('…')).toBe(true);
       expect((await store.sessions()).length).toBeGreaterThanOrEqual(2);
     });
 

@@ -28,12 +28,16 @@ export interface AskMessage {
   timestamp: string;
 }
 
-/** Spec session summary. */
+/**
+ * Spec session summary, plus `title` (a documented addition, docs/ask.md "Sessions"): the session's first question,
+ * at most 120 characters; null for a session with no question stored.
+ */
 export interface AskSessionSummary {
   session_id: string;
   created_at: string;
   message_count: number;
   last_activity: string;
+  title: string | null;
 }
 
 /** Spec session detail (plus the channel a channel-scoped session belongs to, null for POST /api/ask sessions). */
@@ -92,6 +96,12 @@ export interface AskScope {
 export const ASK_SESSION_IDLE_MS = 30 * 60_000;
 
 const iso = (v: unknown): string => new Date(v as string | Date).toISOString();
+
+/** A session's title from its first question: whitespace collapsed, cut at 120 characters with an ellipsis. */
+const titleOf = (question: string): string => {
+  const t = question.replace(/\s+/g, ' ').trim();
+  return t.length > 120 ? `${t.slice(0, 119)}…` : t;
+};
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
 type MessageRow = {
@@ -272,6 +282,14 @@ export class AskStore {
           .select((m) => m.fn.countAll<number>().as('n'))
           .whereRef('m.session_id', '=', 's.session_id')
           .as('message_count'),
+        eb
+          .selectFrom('ask_messages as f')
+          .select('f.content')
+          .whereRef('f.session_id', '=', 's.session_id')
+          .where('f.role', '=', 'user')
+          .orderBy('f.seq')
+          .limit(1)
+          .as('title'),
       ])
       .orderBy('s.last_activity', 'desc')
       .orderBy('s.session_id')
@@ -284,6 +302,7 @@ export class AskStore {
       created_at: iso(x.created_at),
       message_count: Number(x.message_count),
       last_activity: iso(x.last_activity),
+      title: x.title === null ? null : titleOf(x.title),
     }));
   }
 

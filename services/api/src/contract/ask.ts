@@ -41,12 +41,16 @@ export const AskMessageSchema = z.strictObject({
   timestamp: Timestamp,
 });
 
-/** Spec session summary: session_id, created_at, message_count, last_activity. */
+/**
+ * Spec session summary: session_id, created_at, message_count, last_activity; plus `title`, the first question (at
+ * most 120 characters, null when none is stored), a documented addition (docs/ask.md "Sessions").
+ */
 export const AskSessionSummarySchema = z.strictObject({
   session_id: Id,
   created_at: Timestamp,
   message_count: Count,
   last_activity: Timestamp,
+  title: z.string().max(120).nullable(),
 });
 
 /** Spec session detail: session_id, created_at, messages. */

@@ -31,6 +31,59 @@ const useSince = (days: 7 | 30, now: number) =>
     staleTime: 60_000,
   });
 
+/** The 7-day and 30-day counts of a channel's activity (spec "Channel stats (by id)" `activity`). */
+type Activity = {
+  messages_last_7d: number;
+  messages_last_30d: number;
+  facts_added_last_7d: number;
+  facts_added_last_30d: number;
+};
+
+/**
+ * One chart of the 30-day window per channel with the last 7 days as its dark inner bar, largest first; `counts`
+ * picks [7-day, 30-day] from a channel's activity, `basis` says which time counts (message or extraction time).
+ */
+const WindowChart = ({
+  title,
+  basis,
+  label,
+  rows,
+  names,
+  counts,
+}: {
+  title: string;
+  basis: string;
+  label: string;
+  rows: { channel_id: string; stats?: { activity: Activity } | undefined }[];
+  names: Map<string, string>;
+  counts: (a: Activity) => [number, number];
+}) => (
+  <Box>
+    <Heading as="h3" size="3" mb="1">
+      {title}
+    </Heading>
+    <Text as="p" size="1" color="gray" mb="2">
+      Bar: last 30 days; dark part: last 7 days (by {basis}).
+    </Text>
+    <BarChart
+      label={label}
+      bars={byValue(
+        rows.map((r) => {
+          const [d7, d30] = counts(r.stats!.activity);
+          return {
+            key: r.channel_id,
+            label: <ChannelLink id={r.channel_id} names={names} />,
+            value: d30,
+            inner: d7,
+            unit: 'in 30 d',
+            detail: `· ${formatCount(d7)} in 7 d`,
+          };
+        }),
+      )}
+    />
+  </Box>
+);
+
 /**
  * 7- and 30-day activity. Totals and the ranking come from two exports with `since` (GET /api/stats/export: messages
  * and facts from that message time on, one row per channel), so every channel is ranked in two requests; the top 10
@@ -134,49 +187,23 @@ export const ActivityCharts = () => {
             chart={
               <Grid columns={{ initial: '1', md: ranked.anyRecent ? '2' : '1' }} gap="6">
                 {ranked.anyRecent ? (
-                  <Box>
-                    <Heading as="h3" size="3" mb="1">
-                      Messages
-                    </Heading>
-                    <Text as="p" size="1" color="gray" mb="2">
-                      Bar: last 30 days; dark part: last 7 days (by message time).
-                    </Text>
-                    <BarChart
-                      label="Messages of the last 30 days per channel"
-                      bars={byValue(
-                        rows.map((r) => ({
-                          key: r.channel_id,
-                          label: <ChannelLink id={r.channel_id} names={names} />,
-                          value: r.stats!.activity.messages_last_30d,
-                          inner: r.stats!.activity.messages_last_7d,
-                          unit: 'in 30 d',
-                          detail: `· ${formatCount(r.stats!.activity.messages_last_7d)} in 7 d`,
-                        })),
-                      )}
-                    />
-                  </Box>
-                ) : null}
-                <Box>
-                  <Heading as="h3" size="3" mb="1">
-                    Facts added
-                  </Heading>
-                  <Text as="p" size="1" color="gray" mb="2">
-                    Bar: last 30 days; dark part: last 7 days (by extraction time).
-                  </Text>
-                  <BarChart
-                    label="Facts added in the last 30 days per channel"
-                    bars={byValue(
-                      rows.map((r) => ({
-                        key: r.channel_id,
-                        label: <ChannelLink id={r.channel_id} names={names} />,
-                        value: r.stats!.activity.facts_added_last_30d,
-                        inner: r.stats!.activity.facts_added_last_7d,
-                        unit: 'in 30 d',
-                        detail: `· ${formatCount(r.stats!.activity.facts_added_last_7d)} in 7 d`,
-                      })),
-                    )}
+                  <WindowChart
+                    title="Messages"
+                    basis="message time"
+                    label="Messages of the last 30 days per channel"
+                    rows={rows}
+                    names={names}
+                    counts={(a) => [a.messages_last_7d, a.messages_last_30d]}
                   />
-                </Box>
+                ) : null}
+                <WindowChart
+                  title="Facts added"
+                  basis="extraction time"
+                  label="Facts added in the last 30 days per channel"
+                  rows={rows}
+                  names={names}
+                  counts={(a) => [a.facts_added_last_7d, a.facts_added_last_30d]}
+                />
               </Grid>
             }
             table={
