@@ -116,6 +116,10 @@ describe('no leak between private channels (Slack emulator, olake #help and #gen
     ] as const) {
       const list = await h.call('GET', '/api/channels', undefined, as(key));
       expect(list.body.map((c: { id: string }) => c.id)).toEqual([own]);
+      // Who am I (the web UI's sign-in) answers a restricted key too: its own role and identity, nothing of a channel.
+      const me = await h.call('GET', '/api/me', undefined, as(key));
+      expect(me.status).toBe(200);
+      expect(me.body).toMatchObject({ role: 'member', identity: { platform: 'platform_a' } });
       const leaks: string[] = [];
       for (const [method, url, body] of channelCalls(other)) {
         const hidden = await h.call(method as 'GET', url, body, as(key));

@@ -55,6 +55,7 @@ export const channelFilterOf = async (p: Principal | null, ports: VisibilityPort
  */
 const CROSS_CHANNEL_OK = new Set([
   'GET /api/health',
+  'GET /api/me', // the caller itself: its role and its own scope (the web UI signs in with it)
   'GET /api/stats/health', // the stores' and the log's health: nothing of any channel
   'GET /api/channels',
   'GET /api/memories/:memory_id', // one memory, checked by its channel_id before it is sent
