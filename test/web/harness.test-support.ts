@@ -41,6 +41,8 @@ const atlas = (args: string[], env: Record<string, string>) =>
 export interface WebAtlas {
   url: string;
   dataDir: string;
+  /** The built UI it serves (WEB_UI_DIR). */
+  webDir: string;
   close(): Promise<void>;
 }
 
@@ -54,12 +56,15 @@ const SERVER_ENV = {
  * A real `atlas start` on the real exports: OLake (Slack, 5 channels) and Clojurians (Slack, 82 channels, 7,896
  * messages) imported through the CLI into a fresh data dir, then the server on a free port with an admin key required
  * and the mock platform on. ATLAS_TEST_WEB_DATA_DIR names a data dir imported before (a copy is used, so a rerun
- * skips the imports while writing the UI; CI always imports).
+ * skips the imports while writing the UI; CI always imports). `empty`: nothing imported (a new instance's first run);
+ * `webDir`: serve a UI built before (by another startWebAtlas) instead of building one.
  */
-export const startWebAtlas = async (): Promise<WebAtlas> => {
+export const startWebAtlas = async (opts: { empty?: boolean; webDir?: string } = {}): Promise<WebAtlas> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'atlas-web-'));
   const cached = process.env.ATLAS_TEST_WEB_DATA_DIR;
-  if (cached && existsSync(path.join(cached, '.imported'))) cpSync(cached, dataDir, { recursive: true });
+  if (opts.empty) {
+    // nothing imported: the first run a new team sees
+  } else if (cached && existsSync(path.join(cached, '.imported'))) cpSync(cached, dataDir, { recursive: true });
   else {
     for (const dir of ['slack-olake/export', 'slack-clojurians-2018-02/export'])
       await atlas(['import', path.join(DATA, dir), '--data-dir', dataDir, '--no-progress'], SERVER_ENV);
@@ -69,17 +74,15 @@ export const startWebAtlas = async (): Promise<WebAtlas> => {
       writeFileSync(path.join(cached, '.imported'), new Date().toISOString());
     }
   }
-  // The UI as the sources stand now, built for this run alone (a concurrent build of web/dist cannot pull assets away).
-  const webDir = path.join(dataDir, 'web-ui');
-  await run(path.join(ROOT, 'node_modules/.bin/vite'), [
-    'build',
-    'web',
-    '--outDir',
-    webDir,
-    '--emptyOutDir',
-    '--logLevel',
-    'warn',
-  ]);
+  // The UI as the sources stand now, built for this run alone (a concurrent build of web/dist cannot pull assets away),
+  // as `npm ci` builds it for users: NODE_ENV production (vitest's NODE_ENV=test would give React's development build).
+  const webDir = opts.webDir ?? path.join(dataDir, 'web-ui');
+  if (!opts.webDir)
+    await run(
+      path.join(ROOT, 'node_modules/.bin/vite'),
+      ['build', 'web', '--outDir', webDir, '--emptyOutDir', '--logLevel', 'warn'],
+      { NODE_ENV: 'production' },
+    );
   const port = await freePort();
   const server: ChildProcess = spawn(
     process.execPath,
@@ -102,6 +105,7 @@ export const startWebAtlas = async (): Promise<WebAtlas> => {
   return {
     url,
     dataDir,
+    webDir,
     async close() {
       if (server.exitCode === null) {
         const exited = new Promise((r) => server.once('exit', r));

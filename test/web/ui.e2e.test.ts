@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { adminCall, CHROMIUM, launchBrowser, startWebAtlas, type WebContext } from './harness.test-support.js';
+import { accessScreens } from './screens/access.js';
 import { askScreen } from './screens/ask.js';
 import { channelScreen } from './screens/channel.js';
 import { connectionsScreen } from './screens/connections.js';
@@ -30,6 +31,7 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
 
   shellScreens(ctx);
   askScreen(ctx);
+  accessScreens(ctx);
   searchScreen(ctx);
   statsScreen(ctx);
   graphScreen(ctx);

@@ -1,5 +1,12 @@
 import { expect, it } from 'vitest';
-import { openPage, screenshot, seriousA11yViolations, type WebContext, WIDTHS } from '../harness.test-support.js';
+import {
+  adminCall,
+  openPage,
+  screenshot,
+  seriousA11yViolations,
+  type WebContext,
+  WIDTHS,
+} from '../harness.test-support.js';
 
 /** Ask (issue 26 point 2): a streamed answer with citations, hover cards, follow-ups in one session, nothing found. */
 export const askScreen = (ctx: WebContext) => {
@@ -37,6 +44,31 @@ export const askScreen = (ctx: WebContext) => {
     }
   }, 240_000);
 
+  it("asks at once from the home page's question box (/ask?q=)", async () => {
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, 390);
+    try {
+      await page.goto('/');
+      await page.getByLabel('Question', { exact: true }).fill('Why did the team move to an external NFS?');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/ask\/[^/?]+/, { timeout: 60_000 }); // done: the session's address
+      await page
+        .getByTestId('answer')
+        .first()
+        .waitFor({ timeout: 30_000 })
+        .catch(async (err) => {
+          await screenshot(page, 'ask-from-home-failed');
+          throw new Error(`${err}: the page said ${((await page.locator('main').textContent()) ?? '').slice(0, 600)}`);
+        });
+      expect(await page.locator('article').getByText('Why did the team move to an external NFS?').count()).toBe(1);
+      expect(page.url()).not.toContain('q=');
+      // Nothing wider than the screen (a long session title is cut, not pushed past the edge).
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   it('says honestly when nothing relevant is found (the weather in Paris)', async () => {
     const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 390);
     try {
@@ -66,6 +98,21 @@ export const askScreen = (ctx: WebContext) => {
       await sessions.getByText('Today').waitFor();
       const before = await sessions.getByRole('button', { name: /Delete the session/ }).count();
       expect(before).toBeGreaterThanOrEqual(2);
+      // Each session is titled by its first question, as GET /api/ask/sessions answers it; opening one shows its turns.
+      const list = (
+        await adminCall<{ session_id: string; title: string | null }[]>(ctx.atlas.url, 'GET', '/api/ask/sessions')
+      ).body;
+      const nfs = list.find((s) => s.title === 'Why did the team move to an external NFS?');
+      expect(nfs).toBeDefined();
+      await sessions
+        .getByRole('link', { name: /Why did the team move to an external NFS\?/ })
+        .first()
+        .click();
+      await page.waitForURL(/\/ask\/[^/?]+$/);
+      await page.getByTestId('answer').first().waitFor({ timeout: 30_000 });
+      expect(await page.locator('article').first().textContent()).toContain(
+        'Why did the team move to an external NFS?',
+      );
       await sessions
         .getByRole('button', { name: /Delete the session/ })
         .first()
