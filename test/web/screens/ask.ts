@@ -95,7 +95,7 @@ export const askScreen = (ctx: WebContext) => {
     try {
       await page.goto('/ask');
       const sessions = page.getByRole('complementary', { name: 'Sessions' });
-      await sessions.getByText('Today').waitFor();
+      await sessions.getByText('Today', { exact: true }).waitFor();
       const before = await sessions.getByRole('button', { name: /Delete the session/ }).count();
       expect(before).toBeGreaterThanOrEqual(2);
       // Each session is titled by its first question, as GET /api/ask/sessions answers it; opening one shows its turns.

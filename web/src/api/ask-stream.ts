@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import { errorOf } from './client';
+import { ApiError, errorOf } from './client';
 import { readKey } from './key';
 
 /** An ask citation (spec "Ask session and messages"). */
@@ -41,6 +41,30 @@ export interface AskRequest {
 }
 
 /**
+ * A refusal sent as a stream (docs/ask.md: an invalid body is a 400 stream, too many asks a 429 stream, each with one
+ * `error` event): its code, message and retry_after as an ApiError; the shared error body otherwise.
+ */
+const streamErrorOf = async (res: Response): Promise<ApiError> => {
+  const text = await res.text();
+  for (const line of text.split('\n'))
+    if (line.startsWith('data:'))
+      try {
+        const e = JSON.parse(line.slice(5)) as Partial<Extract<AskEvent, { type: 'error' }>>;
+        if (e.type === 'error')
+          return new ApiError(
+            res.status,
+            e.code ?? 'HTTP_ERROR',
+            e.error ?? res.statusText,
+            null,
+            e.retry_after ?? null,
+          );
+      } catch {
+        /* not an event: fall through */
+      }
+  return new ApiError(res.status, 'HTTP_ERROR', `${res.status} ${res.statusText}`, null, null);
+};
+
+/**
  * Asks and calls `onEvent` for each event as it arrives (POST /api/ask, or /api/channels/{id}/ask), until `done`,
  * `error`, the end of the stream or `signal` aborts (stop). A refusal before the stream (4xx: the shared error body)
  * throws an ApiError with its status, code and Retry-After.
@@ -62,6 +86,7 @@ export const askStream = async (
     body: JSON.stringify({ include_citations: true, ...body }),
     signal,
   });
+  if (!res.ok && res.headers.get('content-type')?.startsWith('text/event-stream')) throw await streamErrorOf(res);
   if (!res.ok || !res.body) throw await errorOf(res);
   const parser = createParser({
     onEvent(ev) {

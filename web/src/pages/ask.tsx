@@ -423,11 +423,13 @@ const AnswerCard = ({
               </Button>
             ) : (
               <>
-                <Tooltip content="Ask again">
-                  <IconButton size="1" variant="ghost" aria-label="Retry" onClick={onRetry}>
-                    <ReloadIcon />
-                  </IconButton>
-                </Tooltip>
+                {t.state === 'error' ? null : ( // an error has its own Retry, held while a 429 counts down
+                  <Tooltip content="Ask again">
+                    <IconButton size="1" variant="ghost" aria-label="Retry" onClick={onRetry}>
+                      <ReloadIcon />
+                    </IconButton>
+                  </Tooltip>
+                )}
                 <Tooltip content={copied ? 'Copied' : 'Copy the answer'}>
                   <IconButton
                     size="1"
