@@ -57,13 +57,20 @@ const SERVER_ENV = {
  * messages) imported through the CLI into a fresh data dir, then the server on a free port with an admin key required
  * and the mock platform on. ATLAS_TEST_WEB_DATA_DIR names a data dir imported before (a copy is used, so a rerun
  * skips the imports while writing the UI; CI always imports). `empty`: nothing imported (a new instance's first run);
- * `webDir`: serve a UI built before (by another startWebAtlas) instead of building one.
+ * `webDir`: serve a UI built before (by another startWebAtlas) instead of building one; `imports`: these exports
+ * (folders under ../shared/data) instead, never cached; `env`: more environment for the imports and the server.
  */
-export const startWebAtlas = async (opts: { empty?: boolean; webDir?: string } = {}): Promise<WebAtlas> => {
+export const startWebAtlas = async (
+  opts: { empty?: boolean; webDir?: string; imports?: string[]; env?: Record<string, string> } = {},
+): Promise<WebAtlas> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'atlas-web-'));
   const cached = process.env.ATLAS_TEST_WEB_DATA_DIR;
+  const env = { ...SERVER_ENV, ...opts.env };
   if (opts.empty) {
     // nothing imported: the first run a new team sees
+  } else if (opts.imports) {
+    for (const dir of opts.imports)
+      await atlas(['import', path.join(DATA, dir), '--data-dir', dataDir, '--no-progress'], env);
   } else if (cached && existsSync(path.join(cached, '.imported'))) cpSync(cached, dataDir, { recursive: true });
   else {
     for (const dir of ['slack-olake/export', 'slack-clojurians-2018-02/export'])
@@ -87,7 +94,7 @@ export const startWebAtlas = async (opts: { empty?: boolean; webDir?: string } =
   const server: ChildProcess = spawn(
     process.execPath,
     [path.join(ROOT, 'bin/atlas.mjs'), 'start', '--port', String(port), '--data-dir', dataDir],
-    { cwd: ROOT, env: { ...process.env, ...SERVER_ENV, WEB_UI_DIR: webDir }, stdio: ['ignore', 'ignore', 'pipe'] },
+    { cwd: ROOT, env: { ...process.env, ...env, WEB_UI_DIR: webDir }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
   server.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));

@@ -4,6 +4,7 @@ import { accessScreens } from './screens/access.js';
 import { askScreen } from './screens/ask.js';
 import { channelScreen } from './screens/channel.js';
 import { connectionsScreen } from './screens/connections.js';
+import { deadLetterScreen } from './screens/dead-letters.js';
 import { graphScreen } from './screens/graph.js';
 import { importScreen } from './screens/import.js';
 import { searchScreen } from './screens/search.js';
@@ -34,6 +35,7 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   accessScreens(ctx);
   searchScreen(ctx);
   statsScreen(ctx);
+  deadLetterScreen(ctx);
   graphScreen(ctx);
   wikiScreen(ctx);
   channelScreen(ctx);

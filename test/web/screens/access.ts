@@ -84,7 +84,9 @@ export const accessScreens = (ctx: WebContext) => {
       const alert = page.getByRole('alert');
       await alert.waitFor({ timeout: 30_000 });
       // The server's own words from the 429 stream's error event, its code, and the countdown from its retry_after.
-      expect(await alert.textContent()).toMatch(/Too many requests\. too many questions: retry in \d+ s.*RATE_LIMIT_EXCEEDED/);
+      expect(await alert.textContent()).toMatch(
+        /Too many requests\. too many questions: retry in \d+ s.*RATE_LIMIT_EXCEEDED/,
+      );
       const seconds = async () => Number((/Try again in (\d+) s/.exec((await alert.textContent()) ?? '') ?? [])[1]);
       const first = await seconds();
       expect(first).toBeGreaterThan(0);

@@ -265,7 +265,7 @@ export const DeadLetters = () => {
                           {d.error_code}
                         </Badge>
                       ) : null}{' '}
-                      <Text size="2" style={{ overflowWrap: 'anywhere' }}>
+                      <Text as="div" size="2" className="clamp-2" title={d.error}>
                         {d.error}
                       </Text>
                     </Table.Cell>
