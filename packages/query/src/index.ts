@@ -8,5 +8,6 @@ export * from './ask/retrieve.js';
 export * from './ask/router.js';
 export * from './ask/stream-rules.js';
 export * from './ask/types.js';
+export * from './digest.js';
 export * from './graph-expansion.js';
 export * from './search.js';

@@ -150,6 +150,25 @@ for (const { name, open } of testDatabases()) {
       ]);
     });
 
+    it('topicWindow: per tag, its facts in a window, in the window before, and its first fact', async () => {
+      const ch = freshChannelId();
+      const day = 86_400;
+      const t0 = 1_700_000_000; // 2023-11-14T22:13:20Z
+      const ms = [t0, t0 + 8 * day, t0 + 9 * day, t0 + 15 * day, t0 + 30 * day].map((t, i) =>
+        messageEvent(ch, t, `m${i}`),
+      );
+      const tags = [['db'], ['db', 'ops'], ['ops'], ['ops', 'k8s'], ['db']];
+      await store.replaceFacts(ms.map((m, i) => factSet(m, [factOf(m, `fact ${i}`, { topicTags: tags[i]! })])));
+      // The window [t0+14d, t0+21d): m3 only; the window before [t0+7d, t0+14d): m1 and m2.
+      const start = new Date((t0 + 14 * day) * 1000).toISOString();
+      const end = new Date((t0 + 21 * day) * 1000).toISOString();
+      expect(await store.topicWindow(ch, start, end)).toEqual([
+        { tag: 'k8s', count: 1, previous: 0, firstSeen: new Date((t0 + 15 * day) * 1000).toISOString() },
+        { tag: 'ops', count: 1, previous: 2, firstSeen: new Date((t0 + 8 * day) * 1000).toISOString() },
+      ]);
+      expect(await store.topicWindow(ch, end, new Date((t0 + 28 * day) * 1000).toISOString())).toEqual([]);
+    });
+
     it('hides deleted messages and reports hashes for re-import checks', async () => {
       const ch = freshChannelId();
       const m = messageEvent(ch, 1_600_000_000, 'gone soon');

@@ -19,6 +19,7 @@ import type {
   MemoryQuery,
   MessagePage,
   MessageView,
+  TopicWindowRow,
 } from './port.js';
 import {
   cursorToIso,
@@ -404,6 +405,28 @@ export class KyselyDocumentStore implements DocumentStore {
       this.db,
     );
     return r.rows.map((x) => ({ tag: x.tag, count: Number(x.count) }));
+  }
+
+  async topicWindow(channelId: string, start: string, end: string): Promise<TopicWindowRow[]> {
+    const from = new Date(start);
+    const to = new Date(end);
+    const before = new Date(2 * from.getTime() - to.getTime());
+    const r = await sql<{ tag: string; count: number; previous: number; first_seen: Date | string }>`
+      with tags as (select t as tag, message_ts from memories, unnest(topic_tags) t where channel_id = ${channelId}
+        and message_ts < ${to})
+      select tag,
+        count(*) filter (where message_ts >= ${from})::int as count,
+        count(*) filter (where message_ts >= ${before} and message_ts < ${from})::int as previous,
+        min(message_ts) as first_seen
+      from tags group by tag
+      having count(*) filter (where message_ts >= ${from}) > 0
+      order by count desc, tag limit 200`.execute(this.db);
+    return r.rows.map((x) => ({
+      tag: x.tag,
+      count: Number(x.count),
+      previous: Number(x.previous),
+      firstSeen: new Date(x.first_seen).toISOString(),
+    }));
   }
 
   async entityCounts(q: {

@@ -105,6 +105,14 @@ export interface MemoryQuery {
  */
 export type ChannelDataPart = 'messages' | 'facts' | 'graph';
 
+/** One topic tag of DocumentStore.topicWindow. */
+export interface TopicWindowRow {
+  tag: string;
+  count: number;
+  previous: number;
+  firstSeen: string;
+}
+
 /** A stored message past a channel's retention (DocumentStore.messagesBefore). */
 export interface ExpiredMessage {
   messageId: string;
@@ -211,6 +219,12 @@ export interface DocumentStore {
   getMemory(id: string): Promise<MemoryDetailView | null>;
   getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>>;
   topicCounts(channelId: string): Promise<{ tag: string; count: number }[]>;
+  /**
+   * The topic tags of `channelId`'s facts in a window of message time (issue 27 point 4, digests): for each tag with
+   * a fact in [start, end), its facts there (`count`), in the window of the same length before (`previous`), and the
+   * time of its first fact ever (`firstSeen`, ISO 8601 UTC). Times ISO 8601; most facts first, at most 200.
+   */
+  topicWindow(channelId: string, start: string, end: string): Promise<TopicWindowRow[]>;
   /** Entity tags by how many facts carry them; `channels` bounds the count to those channels (a caller's visible set). */
   entityCounts(q: {
     channelId?: string | undefined;
