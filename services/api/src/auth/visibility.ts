@@ -100,6 +100,8 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'GET /api/sync/schedules',
   // A wiki entity page: its card over visible channels, and a restricted section when it is mentioned elsewhere.
   'GET /api/wiki/entities/:entity_type/:entity_id',
+  // The digests of the visible channels (issue 27 point 4).
+  'GET /api/digests',
 ]);
 
 /**

@@ -29,6 +29,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
+import { DigestListSchema, DigestSchema } from './digests.js';
 import {
   BackfillResultSchema,
   DeadLetterDetailSchema,
@@ -202,6 +203,8 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'POST /api/imports', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/imports', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/imports/{import_id}', documented: 'docs/import.md "Importing from the browser"' },
+  { route: 'GET /api/channels/{channel_id}/digest', documented: 'docs/digests.md' },
+  { route: 'GET /api/digests', documented: 'docs/digests.md' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
 ];
@@ -220,6 +223,8 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'POST /api/imports': json(ImportJobSchema, 202),
   'GET /api/imports': json(ImportJobListSchema),
   'GET /api/imports/{import_id}': json(ImportJobSchema),
+  'GET /api/channels/{channel_id}/digest': json(DigestSchema),
+  'GET /api/digests': json(DigestListSchema),
   'GET /api/admin/write-intents': json(WriteIntentPageSchema),
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
