@@ -3087,6 +3087,646 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/channels/{channel_id}/digest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Needs a key with the role reader or above. Beyond the spec's endpoints.txt; documented in docs/digests.md. */
+        get: {
+            parameters: {
+                query?: {
+                    end?: string;
+                    days?: number;
+                };
+                header?: never;
+                path: {
+                    channel_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channel_id: string;
+                            channel_name: string | null;
+                            period: {
+                                start: string;
+                                end: string;
+                                days: number;
+                            };
+                            decisions: {
+                                made: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                                changed: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                            };
+                            action_items: {
+                                opened: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                                closed: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                                due: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                                overdue: {
+                                    item_id: string;
+                                    /** @enum {string} */
+                                    kind: "decision" | "action_item";
+                                    title: string;
+                                    state: string;
+                                    previous_state: string | null;
+                                    owner: string | null;
+                                    due_date: string | null;
+                                    at: string;
+                                    citation: number;
+                                }[];
+                            };
+                            topics: {
+                                new: {
+                                    topic: string;
+                                    fact_count: number;
+                                }[];
+                                growing: {
+                                    topic: string;
+                                    fact_count: number;
+                                    previous_count: number;
+                                }[];
+                            };
+                            citations: {
+                                id: number;
+                                message_id: string;
+                                permalink: string;
+                                author: string;
+                                timestamp: string;
+                                excerpt: string;
+                            }[];
+                            has_activity: boolean;
+                            text: string;
+                        };
+                    };
+                };
+                /** @description The shared error body: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: UNAUTHORIZED */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHORIZED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: FORBIDDEN */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_TIMEOUT */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_TIMEOUT";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMIT_EXCEEDED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_HEADERS_TOO_LARGE */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_HEADERS_TOO_LARGE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL_ERROR";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: STORE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "STORE_UNAVAILABLE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/digests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Needs a key with the role reader or above. Beyond the spec's endpoints.txt; documented in docs/digests.md. */
+        get: {
+            parameters: {
+                query?: {
+                    end?: string;
+                    days?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            period: {
+                                start: string;
+                                end: string;
+                                days: number;
+                            };
+                            digests: {
+                                channel_id: string;
+                                channel_name: string | null;
+                                period: {
+                                    start: string;
+                                    end: string;
+                                    days: number;
+                                };
+                                decisions: {
+                                    made: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                    changed: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                };
+                                action_items: {
+                                    opened: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                    closed: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                    due: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                    overdue: {
+                                        item_id: string;
+                                        /** @enum {string} */
+                                        kind: "decision" | "action_item";
+                                        title: string;
+                                        state: string;
+                                        previous_state: string | null;
+                                        owner: string | null;
+                                        due_date: string | null;
+                                        at: string;
+                                        citation: number;
+                                    }[];
+                                };
+                                topics: {
+                                    new: {
+                                        topic: string;
+                                        fact_count: number;
+                                    }[];
+                                    growing: {
+                                        topic: string;
+                                        fact_count: number;
+                                        previous_count: number;
+                                    }[];
+                                };
+                                citations: {
+                                    id: number;
+                                    message_id: string;
+                                    permalink: string;
+                                    author: string;
+                                    timestamp: string;
+                                    excerpt: string;
+                                }[];
+                                has_activity: boolean;
+                                text: string;
+                            }[];
+                            quiet_channels: number;
+                        };
+                    };
+                };
+                /** @description The shared error body: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: UNAUTHORIZED */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHORIZED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: FORBIDDEN */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_TIMEOUT */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_TIMEOUT";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMIT_EXCEEDED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_HEADERS_TOO_LARGE */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_HEADERS_TOO_LARGE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL_ERROR";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: STORE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "STORE_UNAVAILABLE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/search": {
         parameters: {
             query?: never;
