@@ -369,6 +369,8 @@ export const channelScreen = (ctx: WebContext) => {
       await page.keyboard.press('ArrowRight');
       await page.waitForURL(`**/channels/${channel.id}/graph`);
       await page.keyboard.press('ArrowRight');
+      await page.waitForURL(`**/channels/${channel.id}/digest`);
+      await page.keyboard.press('ArrowRight');
       await page.waitForURL(`**/channels/${channel.id}/sync`);
       await page.keyboard.press('End');
       await page.waitForURL(`**/channels/${channel.id}/settings`);

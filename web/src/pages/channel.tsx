@@ -6,6 +6,7 @@ import { Link, Navigate, useLocation, useNavigate, useParams } from 'react-route
 import { ApiError, api, unwrap } from '../api/client';
 import { formatCount, formatTime } from '../api/hooks';
 import { Empty, ErrorState, Loading } from '../components/states';
+import { DigestTab } from './channel/digest';
 import { FactsTab } from './channel/facts';
 import { channelKeys, useChannel } from './channel/keys';
 import { MessagesTab } from './channel/messages';
@@ -15,7 +16,7 @@ import { GraphExplorer } from './graph';
 import { WikiView } from './wiki';
 
 /** The workspace's tabs, in order; each is the path segment after the channel id. */
-export const CHANNEL_TABS = ['wiki', 'messages', 'facts', 'graph', 'sync', 'settings'] as const;
+export const CHANNEL_TABS = ['wiki', 'messages', 'facts', 'graph', 'digest', 'sync', 'settings'] as const;
 export type ChannelTab = (typeof CHANNEL_TABS)[number];
 
 /** `/channels/:channelId`: opens the workspace at its wiki tab. */
@@ -89,6 +90,7 @@ export const ChannelPage = () => {
     messages: { label: 'Messages', count: c.message_count },
     facts: { label: 'Facts', count: c.fact_count },
     graph: { label: 'Graph', count: c.entity_count },
+    digest: { label: 'Digest' },
     sync: { label: 'Sync history' },
     settings: { label: 'Settings' },
   };
@@ -156,6 +158,9 @@ export const ChannelPage = () => {
           </Tabs.Content>
           <Tabs.Content value="graph">
             <GraphExplorer channelId={channelId} />
+          </Tabs.Content>
+          <Tabs.Content value="digest">
+            <DigestTab channelId={channelId} newest={s?.date_range.latest ?? null} />
           </Tabs.Content>
           <Tabs.Content value="sync">
             <Flex direction="column" gap="5">
