@@ -136,6 +136,35 @@ export class BackendClient {
     };
   }
 
+  /**
+   * `/atlas digest`: GET /api/channels/{channel_id}/digest (docs/digests.md), the 7 days up to now: its Markdown text
+   * in the channel with its citations as sources (`[n]`, author and date, permalink); a quiet week says so; a channel
+   * not in Atlas (404) says how to bring it in.
+   */
+  async digest(channelId: string, asker: Asker | null = null): Promise<BotReply> {
+    const path = `/api/channels/${encodeURIComponent(channelId)}/digest?days=7`;
+    const res = await this.request('GET', path, undefined, this.opts.requestTimeoutMs, asker);
+    if ('reply' in res) return res.reply;
+    const body = (await res.response.json()) as Record<string, unknown>;
+    if (res.response.status === 404)
+      return ephemeral('This channel is not in Atlas yet: connect its workspace and sync it, then ask for its digest.');
+    if (!res.response.ok) return ephemeral(`The digest could not be made: ${errorOf(body).message}`);
+    const citations = Array.isArray(body.citations)
+      ? (body.citations as { id: number; author: string; timestamp: string; permalink: string }[])
+      : [];
+    // The text's own "Sources" block is left out: the platform renders the sources as links.
+    const text = String(body.text ?? '').split('\n\n*Sources*')[0] ?? '';
+    return {
+      text,
+      sources: citations.map((c) => ({
+        id: `[${c.id}]`,
+        label: `${c.author}, ${c.timestamp.slice(0, 10)}`,
+        url: c.permalink || null,
+      })),
+      visibility: body.has_activity ? 'in_channel' : 'ephemeral',
+    };
+  }
+
   /** GET /api/health within `timeoutMs`: true when the backend answers 2xx (its own health says healthy or degraded). */
   async reachable(timeoutMs = 2_000): Promise<boolean> {
     const res = await this.request('GET', '/api/health', undefined, timeoutMs);

@@ -195,6 +195,25 @@ describe('bot: slash commands against a real Atlas API', () => {
     );
   });
 
+  it('platform_a: /atlas digest: the last 7 days of the channel (a quiet week says so); an unknown channel says how to add it', async () => {
+    const body = slashCommand({ text: 'digest', channel_id: ch, response_url: `${receiver.url}/response/digest0` });
+    await post('/platform_a/commands', body, signA(SECRET, body));
+    const quiet = (await receiver.next('/response/digest0')).body;
+    // The conversation is from 2023: nothing in the 7 days up to now, said only to the user who asked.
+    expect(quiet.response_type).toBe('ephemeral');
+    expect(quiet.text).toMatch(/Digest of #platform, \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d/);
+    expect(quiet.text).toContain('No decision, action item or new topic in this period.');
+    const week = (await atlas.call('GET', `/api/channels/${ch}/digest?days=7`)).body;
+    expect(week.has_activity).toBe(false);
+    const unknown = slashCommand({
+      text: 'digest',
+      channel_id: freshChannelId(),
+      response_url: `${receiver.url}/response/digest404`,
+    });
+    await post('/platform_a/commands', unknown, signA(SECRET, unknown));
+    expect((await receiver.next('/response/digest404')).body.text).toMatch(/is not in Atlas yet/);
+  });
+
   it('platform_a: /atlas wiki before a generation says how to get one; after it links the wiki at PUBLIC_URL', async () => {
     const before = slashCommand({ text: 'wiki', channel_id: ch, response_url: `${receiver.url}/response/wiki0` });
     await post('/platform_a/commands', before, signA(SECRET, before));

@@ -1,9 +1,15 @@
 /**
  * The bot's commands (spec "What the service does" 9 "Bot"): `/atlas ask <question>` (ask about the server),
- * `/atlas sync` (sync the current channel), `/atlas wiki` (a link to the wiki of this channel). Anything else,
+ * `/atlas sync` (sync the current channel), `/atlas wiki` (a link to the wiki of this channel), and `/atlas digest`
+ * (issue 27 point 4: the channel's digest of the last 7 days, docs/digests.md). Anything else,
  * including `help` and an empty command, is answered with HELP_TEXT at once.
  */
-export type BotCommand = { kind: 'ask'; question: string } | { kind: 'sync' } | { kind: 'wiki' } | { kind: 'help' };
+export type BotCommand =
+  | { kind: 'ask'; question: string }
+  | { kind: 'sync' }
+  | { kind: 'wiki' }
+  | { kind: 'digest' }
+  | { kind: 'help' };
 
 /** The most characters of a question the bot sends on (the rest is cut). */
 export const MAX_QUESTION_CHARS = 2_000;
@@ -18,6 +24,7 @@ export const HELP_TEXT = [
   '• `/atlas ask <question>`: ask about what was said on this server, answered with sources',
   '• `/atlas sync`: sync this channel into Atlas now',
   '• `/atlas wiki`: a link to the wiki of this channel',
+  '• `/atlas digest`: what changed here in the last 7 days (decisions, action items, topics), with sources',
 ].join('\n');
 
 /** Parses platform_a's `text` (`ask <question>` | `sync` | `wiki`; the first word case-insensitive). */
@@ -32,6 +39,8 @@ export const parseCommandText = (text: string): BotCommand => {
       return rest.length === 0 ? { kind: 'sync' } : { kind: 'help' };
     case 'wiki':
       return rest.length === 0 ? { kind: 'wiki' } : { kind: 'help' };
+    case 'digest':
+      return rest.length === 0 ? { kind: 'digest' } : { kind: 'help' };
     default:
       return { kind: 'help' };
   }
@@ -54,6 +63,7 @@ export const parseInteractionCommand = (data: { name?: unknown; options?: Intera
   const sub = data.options?.[0];
   if (sub?.name === 'sync') return { kind: 'sync' };
   if (sub?.name === 'wiki') return { kind: 'wiki' };
+  if (sub?.name === 'digest') return { kind: 'digest' };
   if (sub?.name === 'ask') {
     const q = sub.options?.find((o) => o.name === 'question')?.value;
     return typeof q === 'string' && q.trim()

@@ -19,6 +19,7 @@ export const BotJob = z.object({
     z.object({ kind: z.literal('ask'), question: z.string().min(1) }),
     z.object({ kind: z.literal('sync') }),
     z.object({ kind: z.literal('wiki') }),
+    z.object({ kind: z.literal('digest') }),
   ]),
   channelId: z.string().min(1),
   channelName: z.string().nullable(),
@@ -71,6 +72,8 @@ const replyOf = async (job: BotJob, deps: JobDeps): Promise<BotReply> => {
       return deps.backend.sync(job.channelId, job.channelName, asker);
     case 'wiki':
       return deps.backend.wiki(job.channelId, asker);
+    case 'digest':
+      return deps.backend.digest(job.channelId, asker);
     case 'ask': {
       const key = answerKey(job.command.question, `${asker.platform}:${asker.user_id}`);
       const cached = await deps.store.get(key).catch(() => null);

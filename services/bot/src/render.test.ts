@@ -15,7 +15,8 @@ describe('commands', () => {
     expect(parseCommandText('ASK x')).toEqual({ kind: 'ask', question: 'x' });
     expect(parseCommandText('sync')).toEqual({ kind: 'sync' });
     expect(parseCommandText(' wiki ')).toEqual({ kind: 'wiki' });
-    for (const t of ['', 'ask', 'sync now', 'wiki please', 'dance'])
+    expect(parseCommandText('Digest')).toEqual({ kind: 'digest' });
+    for (const t of ['', 'ask', 'sync now', 'wiki please', 'digest today', 'dance'])
       expect(parseCommandText(t)).toEqual({ kind: 'help' });
     expect(parseCommandText(`ask ${'q'.repeat(5_000)}`)).toMatchObject({ question: 'q'.repeat(2_000) });
   });
@@ -25,6 +26,7 @@ describe('commands', () => {
     expect(parseInteractionCommand({ name: 'atlas', options: [ask] })).toEqual({ kind: 'ask', question: 'why?' });
     expect(parseInteractionCommand({ name: 'atlas', options: [{ name: 'sync' }] })).toEqual({ kind: 'sync' });
     expect(parseInteractionCommand({ name: 'atlas', options: [{ name: 'wiki' }] })).toEqual({ kind: 'wiki' });
+    expect(parseInteractionCommand({ name: 'atlas', options: [{ name: 'digest' }] })).toEqual({ kind: 'digest' });
     expect(parseInteractionCommand({ name: 'other', options: [{ name: 'sync' }] })).toEqual({ kind: 'help' });
     expect(parseInteractionCommand({ name: 'atlas', options: [{ name: 'ask', options: [] }] })).toEqual({
       kind: 'help',

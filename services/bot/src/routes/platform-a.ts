@@ -7,10 +7,11 @@ import { renderPlatformA } from '../render.js';
 import { ephemeral } from '../reply.js';
 import { verifyPlatformA } from '../signatures.js';
 
-const ACK: Record<'ask' | 'sync' | 'wiki', string> = {
+const ACK: Record<'ask' | 'sync' | 'wiki' | 'digest', string> = {
   ask: 'Looking into it: the answer follows here in a moment.',
   sync: 'Starting a sync of this channel…',
   wiki: 'Fetching the wiki of this channel…',
+  digest: 'Making the digest of this channel…',
 };
 
 /**

@@ -77,7 +77,8 @@ export const platformBRoutes: FastifyPluginAsync<{ store: BotStore; publicKey: K
       receivedAt: new Date().toISOString(),
     });
     if (result === 'offline') return message(OFFLINE_TEXT);
-    return { type: DEFERRED_CHANNEL_MESSAGE, ...(command.kind === 'ask' ? {} : { data: { flags: EPHEMERAL } }) };
+    const shared = command.kind === 'ask' || command.kind === 'digest'; // answers the channel sees
+    return { type: DEFERRED_CHANNEL_MESSAGE, ...(shared ? {} : { data: { flags: EPHEMERAL } }) };
   });
 };
 
