@@ -33,7 +33,7 @@ export type MemorySearchRoutesOptions = SearchPorts & {
   documents: Pick<DocumentStore, 'getMemories'> & KnownChannelPorts['documents'];
   /** The wiki's cluster assignment (cluster_id). */
   wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'clusterIdsOf'>;
-  /** Freshness marks (docs/search.md "Freshness"); absent: no `freshness` in the answer. */
+  /** Freshness marks (docs/routes.md "Search"); absent: no `freshness` in the answer. */
   freshness?: FreshnessPort | null;
 };
 

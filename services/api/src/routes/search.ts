@@ -16,7 +16,7 @@ export type SearchRoutesOptions = SearchPorts & {
 
 /**
  * POST /api/search (spec "Search"; searchMemories). `channel_id` null searches every channel; an unknown channel_id
- * is 404 NOT_FOUND (docs/conventions.md "Unknown channel"). The answer adds `freshness` (docs/search.md "Freshness"):
+ * is 404 NOT_FOUND (docs/conventions.md "Unknown channel"). The answer adds `freshness` (docs/routes.md "Search"):
  * the searched channel, or the results' channels and every channel of the caller's scope still being read.
  */
 export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (root, ports) => {
