@@ -1,6 +1,6 @@
 import { AskDoneEventSchema, FreshnessSchema, parseSse, SearchResponseSchema } from '@atlas/api';
 import { startProjector, waitForProjectors } from '@atlas/runtime';
-import { openMockSyncHarness, type SyncHarness } from '@atlas/runtime/testing';
+import { ADMIN_KEY, MOCK_NOW, openSyncHarness, type SyncHarness } from '@atlas/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -12,11 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 describe('freshness marks while a sync is being projected (mock platform)', () => {
   let h: SyncHarness;
   let eng: string;
+  let prd: string;
   let synced: number;
   let jobId: string;
 
   beforeAll(async () => {
-    h = await openMockSyncHarness();
+    // The mock platform (as openMockSyncHarness), with an admin key: the suite makes a scoped key, which ends the open
+    // local default; the harness's calls carry the admin key.
+    h = await openSyncHarness(
+      { url: 'http://127.0.0.1:9/api/' },
+      { ADAPTER_MOCK: 'true', ATLAS_ADMIN_API_KEY: ADMIN_KEY },
+      { client: { mock: { now: () => MOCK_NOW } } },
+    );
     const created = await h.call('POST', '/api/connections', {
       platform: 'platform_a',
       name: 'Freshness',
@@ -24,6 +31,7 @@ describe('freshness marks while a sync is being projected (mock platform)', () =
     });
     const channels = await h.call('GET', `/api/connections/${created.body.id}/channels`);
     eng = channels.body[0].id as string;
+    prd = channels.body[1].id as string;
     await h.call('PUT', `/api/connections/${created.body.id}/channels`, { channel_ids: [eng] });
   }, 60_000);
   afterAll(async () => h?.close());
@@ -64,6 +72,22 @@ describe('freshness marks while a sync is being projected (mock platform)', () =
     const all = await search({ channel_id: null });
     expect(all.channels.map((c: { channel_id: string }) => c.channel_id)).toContain(eng);
     expect(all.pending_messages).toBe(synced);
+
+    // Access: a key scoped to another channel never hears of this one, not even through its pending count.
+    const scoped = await h.call('POST', '/api/admin/keys', {
+      name: 'other',
+      role: 'reader',
+      scope: { channels: [prd] },
+    });
+    expect(scoped.status).toBe(201);
+    const theirs = await h.call(
+      'POST',
+      '/api/search',
+      { query: 'latency', channel_id: null },
+      { authorization: `Bearer ${scoped.body.secret}` },
+    );
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.freshness).toMatchObject({ channels: [], pending_messages: 0, behind: false });
 
     const mem = await h.call('POST', '/api/memories/search', { channel_id: eng, query: 'latency' });
     expect(mem.body.freshness).toMatchObject({ behind: true, pending_messages: synced });
