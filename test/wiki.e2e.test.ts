@@ -169,7 +169,10 @@ describe('wiki routes on real data (slack-olake)', () => {
   it('GET /api/wiki/pages/{id}, /api/wiki/{channel_id} and /api/wiki/{channel_id}/topics/{id} serve stored pages', async () => {
     const overview = await get(`/api/wiki/pages/overview?channel_id=${channelId}`);
     expect(overview.status).toBe(200);
-    expect(Object.keys(overview.body).sort()).toEqual(PAGE_KEYS);
+    // Issue 27 point 3: the page answer adds how current its channel is (docs/wiki.md "Freshness").
+    const { freshness, ...overviewPage } = overview.body;
+    expect(freshness).toMatchObject({ behind: false, pending_messages: 0, channels: [{ channel_id: channelId }] });
+    expect(Object.keys(overviewPage).sort()).toEqual(PAGE_KEYS);
     expect(overview.body).toMatchObject({ id: 'overview', section_number: '1', page_type: 'fixed', parent_id: null });
     expect(overview.body.content.length).toBeGreaterThan(100);
     expect(overview.body.citations.length).toBeGreaterThan(0);
@@ -180,7 +183,8 @@ describe('wiki routes on real data (slack-olake)', () => {
     expect(whole.status).toBe(200);
     expect(whole.body.channel_id).toBe(channelId);
     expect(whole.body.pages.length).toBeGreaterThanOrEqual(7);
-    expect(whole.body.overview).toEqual(overview.body);
+    expect(whole.body.overview).toEqual(overviewPage);
+    expect(whole.body.freshness).toEqual(freshness);
 
     const structure = (await get(`/api/wiki/structure?channel_id=${channelId}`)).body;
     const topicId = structure.pages.find((p: { id: string }) => p.id === 'topics').children[0].id as string;

@@ -8,6 +8,7 @@ export * from './credentials.js';
 export * from './domain.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './freshness.js';
 export * from './ids.js';
 export * from './membership.js';
 export * from './schedule.js';

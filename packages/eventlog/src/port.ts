@@ -65,6 +65,13 @@ export interface EventLog {
   resetOffsets(group: string, topic: string, to: ResetTarget): Promise<void>;
   /** Lag of a group on each partition of the topics it has offsets for (or of `topics` when given). */
   lag(group: string, topics?: readonly string[]): Promise<LagRow[]>;
+  /**
+   * Events of the given `types` on `topic` that `group` has not committed yet, counted by key (the channel on the
+   * channel-keyed topics; issue 27 point 3, docs/ask.md "Freshness"). Keys with none are absent. Embedded: exact, one
+   * read over each partition's unread window. Kafka: null, since counting by key would mean reading every record of
+   * the window (callers fall back to `lag()` of the key's partition, an upper bound).
+   */
+  pendingByKey(group: string, topic: string, types: readonly string[]): Promise<Map<string, number> | null>;
   /** Partition count of a topic, or null when it does not exist. */
   partitions(topic: string): Promise<number | null>;
   close(): Promise<void>;

@@ -1,3 +1,4 @@
+import type { FreshnessPort } from '@atlas/core';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -73,6 +74,8 @@ export type AppDeps = HomeRoutesOptions &
     channelAccess?: VisibilityPorts['access'];
     /** Calls of one MCP tool per caller per minute (MCP_TOOL_RATE_LIMIT_PER_MINUTE; routes/mcp.ts). */
     mcpToolRateLimitPerMinute?: number;
+    /** Freshness marks of ask, search and wiki pages (issue 27 point 3; docs/ask.md "Freshness"); absent: none. */
+    freshness?: FreshnessPort | null;
     /** CORS_ORIGINS (exact origins; `*` only without credentials, startPosture refuses it with them). */
     cors?: { origins: readonly string[]; credentials: boolean };
   };
@@ -117,6 +120,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   const requests = registerTelemetry(app, { eventLog: deps.eventLog, sources: deps.telemetry });
   await registerOpenApi(app); // before the routes: it collects them as they register
   const { documents, keyword, vectors, graph, wiki, connections } = deps;
+  const freshness = deps.freshness ?? null; // issue 27 point 3: ask, search and wiki page marks
   // The web UI at `/` when its build is there (routes/web.ts), else the home page.
   // With the UI, `/wiki/{channel_id}` (the bot's wiki link) is the UI's too: it opens the channel's wiki screen.
   if (webUiAvailable(deps.webRoot)) await app.register(webRoutes, { webRoot: deps.webRoot });
@@ -130,8 +134,15 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });
   await app.register(memoryRoutes, { documents, wiki });
   await app.register(digestRoutes, { documents, lifecycle: deps.lifecycle });
-  await app.register(memorySearchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, wiki });
-  await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion });
+  await app.register(memorySearchRoutes, {
+    documents,
+    keyword,
+    vectors,
+    graphExpansion: deps.graphExpansion,
+    wiki,
+    freshness,
+  });
+  await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, freshness });
   await app.register(graphRoutes, { graph, documents, wiki });
   await app.register(adminRoutes, {
     backfillEntities: deps.backfillEntities,
@@ -147,6 +158,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     requestWiki: deps.requestWiki,
     ...(deps.settleMs === undefined ? {} : { settleMs: deps.settleMs }),
     nextWikiRebuild: deps.nextWikiRebuild,
+    freshness,
   });
   await app.register(askRoutes, {
     documents,
@@ -155,6 +167,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     wiki,
     ask: deps.ask,
     extractAttachment: deps.extractAttachment,
+    freshness,
   });
   await app.register(connectionRoutes, { connections });
   await app.register(keyRoutes, { apiKeys: deps.apiKeys });

@@ -95,11 +95,19 @@ describe('ask over SSE on real data (slack-olake, no LLM: extractive answers)', 
     expect(Object.keys(done).sort()).toEqual([
       'citations_count',
       'duration_ms',
+      'freshness',
       'message_id',
       'session_id',
       'tokens_used',
       'type',
     ]);
+    // Issue 27 point 3: the channels the answer drew on, every projector caught up (the import was drained).
+    const fresh = done.freshness!;
+    expect(fresh).toMatchObject({ behind: false, pending_messages: 0 });
+    expect(fresh.channels.length).toBeGreaterThan(0);
+    const newest = fresh.channels.map((c) => Date.parse(c.newest_message_at!));
+    expect(Date.parse(fresh.current_to!)).toBe(Math.max(...newest));
+    expect(fresh.summary).toMatch(/^current to .+ UTC$/);
     const session = await json('GET', `/api/ask/sessions/${done.session_id}`);
     expect(session.status).toBe(200);
     const stored = session.body.messages.at(-1);

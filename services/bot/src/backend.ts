@@ -1,3 +1,4 @@
+import { type Freshness, freshnessText } from '@atlas/core';
 import { createParser } from 'eventsource-parser';
 import { type BotReply, ephemeral, type ReplySource } from './reply.js';
 
@@ -36,8 +37,15 @@ interface AskCitation {
 type AskEvent =
   | { type: 'token'; content: string }
   | { type: 'citation'; citation: AskCitation }
-  | { type: 'done'; citations_count: number }
+  | { type: 'done'; citations_count: number; freshness?: Freshness }
   | { type: 'error'; error: string; code?: string; retry_after?: number; details?: { reason?: string } };
+
+/**
+ * The freshness mark under an answer (issue 27 point 3; docs/bot.md): a blank line and "(current to 14:02 UTC, 3
+ * messages still being read)" in the shared wording, in UTC; nothing when the response carries no mark.
+ */
+export const freshnessLine = (f: Freshness | undefined | null): string =>
+  f ? `\n\n(${freshnessText(f, { timeZone: 'UTC', zoneLabel: 'UTC' })})` : '';
 
 /** The reply when the backend cannot be reached or answers 5xx. */
 export const BACKEND_UNREACHABLE_TEXT =
@@ -74,13 +82,15 @@ export class BackendClient {
         return ephemeral(`Atlas is answering many questions right now: try again in ${failure.retry_after ?? 60} s.`);
       return ephemeral(`Atlas could not answer: ${failure.error}`);
     }
-    if (!events.some((e) => e.type === 'done')) return ephemeral(BACKEND_UNREACHABLE_TEXT);
+    const done = events.find((e): e is Extract<AskEvent, { type: 'done' }> => e.type === 'done');
+    if (!done) return ephemeral(BACKEND_UNREACHABLE_TEXT);
     const text = events
       .flatMap((e) => (e.type === 'token' ? [e.content] : []))
       .join('')
       .trim();
     const sources: ReplySource[] = events.flatMap((e) => (e.type === 'citation' ? [sourceOf(e.citation)] : []));
-    return { text: text || 'Atlas found nothing to answer this with.', sources, visibility: 'in_channel' };
+    const answer = text || 'Atlas found nothing to answer this with.';
+    return { text: answer + freshnessLine(done.freshness), sources, visibility: 'in_channel' };
   }
 
   /**
@@ -123,8 +133,9 @@ export class BackendClient {
     if (!res.response.ok) return ephemeral(`The wiki could not be read: ${errorOf(body).message}`);
     const pages = Array.isArray(body.pages) ? body.pages.length : 0;
     const stale = body.is_stale ? ' (an update is pending)' : '';
+    const fresh = freshnessLine(body.freshness as Freshness | undefined);
     return {
-      text: `Wiki of #${String(body.channel_name ?? channelId)}: ${pages} sections, generated ${String(body.generated_at ?? '')}${stale}.`,
+      text: `Wiki of #${String(body.channel_name ?? channelId)}: ${pages} sections, generated ${String(body.generated_at ?? '')}${stale}.${fresh}`,
       sources: [
         {
           id: 'wiki',

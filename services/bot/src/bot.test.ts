@@ -103,6 +103,8 @@ describe('bot: slash commands against a real Atlas API', () => {
     const text = answer.body.text as string;
     expect(text).toMatch(/Bob will own the Kafka migration/);
     expect(text).toMatch(/\*Sources:\*/);
+    // Issue 27 point 3: how current the answer is, in the shared wording (the conversation's newest message, in UTC).
+    expect(text).toMatch(/\n\n\(current to 14 Nov 2023 \d\d:\d\d UTC\)/);
     // Each source is a platform_a link to the message's permalink: <url|[n] author, #channel, date>.
     expect(text).toMatch(
       new RegExp(`<https://acme\\.slack\\.com/archives/${ch}/p\\d+\\|\\[1\\] \\w+, #platform, 2023-11-14>`),

@@ -14,6 +14,7 @@ import { extractUpload } from '@atlas/providers';
 import { askLlmOf, graphExpansion } from '@atlas/query';
 import { sql } from 'kysely';
 import { refreshChannelAccess } from './access-wiring.js';
+import { runtimeFreshness } from './freshness.js';
 import { serverImports } from './import-wiring.js';
 import { projectorLagRows } from './lag.js';
 import {
@@ -108,6 +109,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   health: healthChecks(rt),
   startedAt,
   eventLog: { kind: rt.logKind, lag: () => projectorLagRows(rt) },
+  freshness: runtimeFreshness(rt), // issue 27 point 3: ask done, search and wiki page marks
   vectors: rt.embeddings && { embedder: rt.embeddings.embedder, store: rt.embeddings.vectors },
   backfillEmbeddings: rt.embeddings && (() => backfillEmbeddings(embeddingDeps(rt))),
   wiki: rt.wiki,

@@ -5,6 +5,7 @@ export * from './api-ports.js';
 export * from './audit-wiring.js';
 export * from './credentials.js';
 export * from './drain.js';
+export * from './freshness.js';
 export * from './import-projection.js';
 export * from './import-wiring.js';
 export * from './lag.js';

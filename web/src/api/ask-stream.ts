@@ -1,3 +1,4 @@
+import type { Freshness } from '@atlas/core/freshness';
 import { createParser } from 'eventsource-parser';
 import { ApiError, errorOf } from './client';
 import { readKey } from './key';
@@ -27,6 +28,8 @@ export type AskEvent =
       citations_count: number;
       duration_ms?: number;
       abstained?: boolean;
+      /** Atlas's addition (docs/ask.md "Freshness"): how current the answer is. */
+      freshness?: Freshness;
       [extra: string]: unknown;
     }
   | { type: 'error'; error: string; code?: string; retry_after?: number };

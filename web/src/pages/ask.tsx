@@ -1,3 +1,4 @@
+import type { Freshness } from '@atlas/core/freshness';
 import { CopyIcon, ReloadIcon, StopIcon, ThickArrowDownIcon, ThickArrowUpIcon, TrashIcon } from '@radix-ui/react-icons';
 import {
   Badge,
@@ -20,6 +21,7 @@ import { type AskCitation, type AskEvent, askStream } from '../api/ask-stream';
 import { ApiError, api, unwrap } from '../api/client';
 import { formatTime, useChannels, useIsMember } from '../api/hooks';
 import { CitationCard } from '../components/citation';
+import { FreshnessMark, freshnessIn } from '../components/freshness';
 import { Markdown } from '../components/markdown';
 import { Empty, ErrorState, Loading } from '../components/states';
 
@@ -32,6 +34,8 @@ interface Turn {
   state: 'streaming' | 'done' | 'stopped' | 'error';
   error: unknown;
   rating: 'up' | 'down' | null;
+  /** How current the answer is (the done event's freshness; none for a stored turn). */
+  freshness?: Freshness | null;
 }
 
 /** A session's turns from its stored messages (user, then assistant). */
@@ -155,7 +159,7 @@ export const AskPage = () => {
           citations.push(e.citation);
           update(index, { citations: [...citations] });
         } else if (e.type === 'done') {
-          update(index, { state: 'done', messageId: e.message_id });
+          update(index, { state: 'done', messageId: e.message_id, freshness: freshnessIn(e) });
           const first = !currentSession.current;
           currentSession.current = e.session_id;
           void queryClient.invalidateQueries({ queryKey: ['ask-sessions'] });
@@ -395,6 +399,7 @@ const AnswerCard = ({
           ) : null}
           {t.state === 'error' ? <ErrorState error={t.error} retry={onRetry} /> : null}
           {t.state === 'stopped' ? <Text color="gray">Stopped.</Text> : null}
+          {t.state === 'done' ? <FreshnessMark freshness={t.freshness} /> : null}
           {t.citations.length ? (
             <details>
               <summary>

@@ -18,6 +18,7 @@ import { Link, Navigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { formatTime, useChannels, useWide } from '../api/hooks';
 import { safeHref } from '../components/citation';
+import { FreshnessMark, freshnessIn } from '../components/freshness';
 import { Empty, ErrorState, Loading } from '../components/states';
 
 const FACT_TYPES = ['decision', 'action_item', 'question', 'observation', 'opinion'] as const;
@@ -268,6 +269,7 @@ export const SearchPage = () => {
                 <Text size="2" color="gray" role="status" data-testid="search-summary">
                   {search.data.total} results · {search.data.search_method} · {Math.round(search.data.query_time_ms)} ms
                 </Text>
+                <FreshnessMark freshness={freshnessIn(search.data)} />
                 {search.data.results.length === 0 ? (
                   <Empty title="No fact matches.">Try other words, or remove a filter.</Empty>
                 ) : null}

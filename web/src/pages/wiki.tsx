@@ -23,6 +23,7 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { ApiError, api, type Schemas, unwrap } from '../api/client';
 import { formatCount, formatTime, useChannels, useIsAdmin, useIsMember, useMediaQuery } from '../api/hooks';
 import { type CitationLike, safeHref } from '../components/citation';
+import { FreshnessMark, freshnessIn } from '../components/freshness';
 import { Markdown } from '../components/markdown';
 import { Empty, ErrorState, Loading, QueryView } from '../components/states';
 
@@ -394,6 +395,9 @@ const WikiPageView = ({
                       {formatCount(p.memory_count)} memories · {p.citations.length} sources · updated{' '}
                       {formatTime(p.last_updated)}
                     </Text>
+                    <Box>
+                      <FreshnessMark freshness={freshnessIn(p)} />
+                    </Box>
                   </Box>
                   <Button variant="soft" onClick={() => saveMarkdown(p.content, fileName(p.title))}>
                     <DownloadIcon /> Download as Markdown

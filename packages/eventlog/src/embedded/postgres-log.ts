@@ -202,6 +202,30 @@ export class EmbeddedEventLog implements EventLog {
     });
   }
 
+  async pendingByKey(group: string, topic: string, types: readonly string[]): Promise<Map<string, number>> {
+    if (types.length === 0) return new Map();
+    // Partitions outer, each read from its committed offset up by the (topic, partition, offset) key: only the unread window.
+    const rows = await this.guard(() =>
+      this.db
+        .selectFrom('eventlog_partitions as p')
+        .leftJoin('eventlog_offsets as o', (j) =>
+          j.onRef('o.topic', '=', 'p.topic').onRef('o.partition', '=', 'p.partition').on('o.group_id', '=', group),
+        )
+        .innerJoin('eventlog_records as r', (j) =>
+          j
+            .onRef('r.topic', '=', 'p.topic')
+            .onRef('r.partition', '=', 'p.partition')
+            .on((eb) => eb('r.offset', '>=', eb.fn.coalesce('o.next_offset', eb.lit(0)))),
+        )
+        .select(['r.key', (eb) => eb.fn.countAll<string | number>().as('n')])
+        .where('p.topic', '=', topic)
+        .where('r.type', 'in', [...types])
+        .groupBy('r.key')
+        .execute(),
+    );
+    return new Map(rows.map((r) => [r.key, Number(r.n)]));
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.stop()));
   }

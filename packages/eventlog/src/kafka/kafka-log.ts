@@ -332,6 +332,11 @@ export class KafkaEventLog implements EventLog {
     return rows;
   }
 
+  /** Null: Kafka cannot count a key's unread events without reading them (EventLog.pendingByKey; use lag()). */
+  async pendingByKey(): Promise<null> {
+    return null;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.subs].map((s) => s.stop()));
     await this.queue;

@@ -84,6 +84,7 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
       yield* out.flush();
       tokensUsed += estimateTokens(webSection(external));
     }
+    const freshness = await freshnessOf(ports, req, used.sources);
     const durationMs = Math.round(performance.now() - started);
     await ports.store.recordTurn({
       sessionId: session.id,
@@ -117,6 +118,7 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
       tokens_used: tokensUsed,
       citations_count: out.citations.length,
       duration_ms: durationMs,
+      ...(freshness ? { freshness } : {}),
     };
   } catch (err) {
     if (req.signal?.aborted) return;
@@ -130,6 +132,18 @@ export async function* answerAsk(ports: AskPorts, req: AskRequest): AsyncGenerat
     };
   }
 }
+
+/**
+ * The answer's freshness mark (AskPorts.freshness): a channel ask marks its channel; an ask over every channel marks
+ * its sources' channels and every channel of the caller's scope (`req.channels`, else all) still being read. Null
+ * without a reader.
+ */
+const freshnessOf = async (ports: AskPorts, req: AskRequest, sources: readonly AskSource[]) => {
+  if (!ports.freshness) return null;
+  if (req.channelId) return ports.freshness.of({ channels: [req.channelId] });
+  const drawn = [...new Set(sources.map((s) => s.fact.channel_id))];
+  return ports.freshness.of({ channels: drawn, behindIn: req.channels ?? 'all' });
+};
 
 /**
  * The session an ask continues: a new one (fresh id, no messages) without `sessionId`; else that session's id and

@@ -1,3 +1,4 @@
+import type { Freshness, FreshnessPort } from '@atlas/core';
 import type { AskCitation, AskStore, DocumentStore, MemoryDetailView } from '@atlas/stores';
 import { z } from 'zod';
 import type { GraphExpansion, SearchPorts } from '../search.js';
@@ -28,6 +29,8 @@ export type AskEvent =
       tokens_used: number;
       citations_count: number;
       duration_ms: number;
+      /** Atlas's addition (docs/ask.md "Freshness", issue 27 point 3): how current the answer is; absent without a reader. */
+      freshness?: Freshness;
     }
   | {
       type: 'error';
@@ -87,6 +90,11 @@ export interface AskPorts {
    * store are both down (spec "Query fallbacks"); absent: that case answers the "temporarily unavailable" error.
    */
   wiki?: { pages(channelId: string): Promise<AskWikiPage[]> } | null;
+  /**
+   * Freshness marks (issue 27 point 3): the done event carries the mark of the channels the answer drew on (the asked
+   * channel, else its sources' channels and every channel of the caller's scope still being read). Absent: no mark.
+   */
+  freshness?: FreshnessPort | null;
   /** Clock (tests). */
   now?: () => Date;
 }

@@ -200,6 +200,20 @@ for (const { name, open } of testDatabases()) {
       expect((await store.getChannel(ch))?.message_count).toBe(0);
     });
 
+    it('newestMessageTimes: the newest live message of each channel (issue 27 point 3)', async () => {
+      const ch = freshChannelId();
+      const empty = freshChannelId();
+      await store.upsertChannel(channelEvent(ch), new Date());
+      const older = messageEvent(ch, 1_600_000_000, 'older');
+      const newer = messageEvent(ch, 1_600_000_500, 'newer');
+      await store.upsertMessages([older, newer]);
+      const got = await store.newestMessageTimes([ch, empty]);
+      expect(Object.fromEntries(got)).toEqual({ [ch]: new Date(1_600_000_500_000).toISOString() });
+      await store.markMessageDeleted(ch, newer.platformMessageId, '2024-01-01T00:00:00Z');
+      expect((await store.newestMessageTimes([ch])).get(ch)).toBe(new Date(1_600_000_000_000).toISOString());
+      expect((await store.newestMessageTimes([])).size).toBe(0);
+    });
+
     it('deleteChannelData removes one part of a channel at a time, keeps the channel and other channels', async () => {
       const ch = freshChannelId();
       const other = freshChannelId();

@@ -242,6 +242,17 @@ export class KyselyDocumentStore implements DocumentStore {
     return (await this.db.selectFrom('channels').select('id').execute()).map((r) => r.id);
   }
 
+  async newestMessageTimes(channelIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(channelIds)];
+    if (ids.length === 0) return new Map();
+    // A lateral top-1 per channel walks messages_channel_ts from the newest end (no scan of a channel's history).
+    const rows = await sql<{ channel_id: string; ts: Date | string }>`select c.id as channel_id, m.ts
+      from unnest(${ids}::text[]) as c(id)
+      cross join lateral (select ts from messages where channel_id = c.id and deleted_at is null
+        order by ts desc limit 1) m`.execute(this.db);
+    return new Map(rows.rows.map((r) => [r.channel_id, new Date(r.ts).toISOString()]));
+  }
+
   async knownChannels(channelIds: readonly string[]): Promise<Set<string>> {
     const ids = [...new Set(channelIds)];
     if (ids.length === 0) return new Set();

@@ -184,6 +184,11 @@ export interface DocumentStore {
   getChannel(channelId: string): Promise<ChannelDetailView | null>;
   /** Every channel id the store has a row for, in no order (a restricted caller's visible set is cut from it). */
   channelIds(): Promise<string[]>;
+  /**
+   * The newest live (not deleted) message time of each of `channelIds` (ISO 8601 UTC), by channel id; channels with
+   * none are absent. One index read per channel (messages_channel_ts). Freshness marks (issue 27 point 3).
+   */
+  newestMessageTimes(channelIds: readonly string[]): Promise<Map<string, string>>;
   /** Which of `channelIds` the store has a channel row for (imported or synced at least once); one cheap read. */
   knownChannels(channelIds: readonly string[]): Promise<Set<string>>;
   /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FreshnessSchema } from './freshness.js';
 import {
   AskMediaType,
   CitationId,
@@ -103,6 +104,8 @@ export const AskDoneEventSchema = z.strictObject({
   tokens_used: Count,
   citations_count: Count,
   duration_ms: Count.optional(),
+  // Documented addition (docs/ask.md "Freshness", issue 27 point 3): how current the answer is.
+  freshness: FreshnessSchema.optional(),
 });
 
 /** Spec "Events → Ask stream" `error`: error, code (may be omitted), retry_after (int seconds, on rate-limit errors). */

@@ -8,6 +8,7 @@ export * from './ask.js';
 export * from './channels.js';
 export * from './connections.js';
 export * from './errors.js';
+export * from './freshness.js';
 export * from './graph.js';
 export * from './imports.js';
 export * from './memories.js';

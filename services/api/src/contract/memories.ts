@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FreshnessSchema } from './freshness.js';
 import {
   Count,
   FactType,
@@ -84,6 +85,7 @@ export const MemorySearchResponseSchema = z.strictObject({
   results: z.array(z.strictObject({ memory: MemoryFullSchema, score: Unit, highlights: z.array(z.string()) })),
   total: Count,
   query_time_ms: Count,
+  freshness: FreshnessSchema.optional(), // documented addition (docs/routes.md "Search")
 });
 
 /** Spec "Search result" memory: the nine fields it lists. */
@@ -122,4 +124,5 @@ export const SearchResponseSchema = z.strictObject({
   query_time_ms: NonNegative,
   search_method: SearchMethod,
   facets: z.partialRecord(z.enum(['fact_type', 'importance', 'topics']), z.record(z.string(), Count)).optional(),
+  freshness: FreshnessSchema.optional(), // documented addition (docs/routes.md "Search")
 });

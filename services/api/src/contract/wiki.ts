@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FreshnessSchema } from './freshness.js';
 import { EntityCardSchema, GraphEntityDetailSchema } from './graph.js';
 import {
   CitationId,
@@ -208,7 +209,17 @@ export const WikiRebuildStartedSchema = z.union([
 ]);
 
 /** GET /api/wiki/{channel_id} (spec: response not shown; README: the structure plus `overview`, the overview page). */
-export const WikiChannelSchema = z.strictObject({ ...WikiStructureSchema.shape, overview: WikiPageSchema });
+export const WikiChannelSchema = z.strictObject({
+  ...WikiStructureSchema.shape,
+  overview: WikiPageSchema,
+  freshness: FreshnessSchema.optional(), // documented addition (docs/wiki.md "Freshness")
+});
+
+/** A stored page as GET /api/wiki/pages/{page_id} and the topic route answer it: the page plus its freshness mark. */
+export const WikiPageResponseSchema = z.strictObject({
+  ...WikiPageSchema.shape,
+  freshness: FreshnessSchema.optional(), // documented addition (docs/wiki.md "Freshness")
+});
 
 /**
  * GET /api/wiki/entities/{entity_type}/{entity_id} (spec: not shown; README "Routes that exist today"): an entity page

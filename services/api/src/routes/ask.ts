@@ -1,4 +1,4 @@
-import { AtlasError } from '@atlas/core';
+import { AtlasError, type FreshnessPort } from '@atlas/core';
 import { type AskAttachment, AskBody, type AskEvent, type AskPorts, answerAsk, type SearchPorts } from '@atlas/query';
 import type { DocumentStore } from '@atlas/stores';
 import multipart from '@fastify/multipart';
@@ -109,6 +109,8 @@ export interface AskRoutesOptions {
    * DOCX, TXT, CSV, 10 MB); throws an error with `status` 400, 413 or 415. Absent: attachments are refused.
    */
   extractAttachment?: (file: { name: string; contentType: string; data: Buffer }) => Promise<AskAttachment>;
+  /** Freshness marks for the done event (docs/ask.md "Freshness"); absent: none. */
+  freshness?: FreshnessPort | null;
 }
 
 /**
@@ -146,6 +148,7 @@ export const askRoutes: FastifyPluginAsync<AskRoutesOptions> = async (root, port
     llm: ask.llm,
     webSearch: ask.webSearch ?? null,
     wiki: ports.wiki, // the cached wiki, when the vector and graph stores are both down
+    freshness: ports.freshness ?? null, // the done event's freshness mark (issue 27 point 3)
   };
 
   const streamAnswer = async (

@@ -1,10 +1,11 @@
-import { FactType, Importance } from '@atlas/core';
+import { FactType, type FreshnessPort, Importance } from '@atlas/core';
 import { type SearchPorts, searchMemories } from '@atlas/query';
 import type { DocumentStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { freshnessMark } from './freshness.js';
 import { channelCheck, type KnownChannelPorts } from './known-channel.js';
 import { withClusterIds } from './memory-clusters.js';
 
@@ -32,6 +33,8 @@ export type MemorySearchRoutesOptions = SearchPorts & {
   documents: Pick<DocumentStore, 'getMemories'> & KnownChannelPorts['documents'];
   /** The wiki's cluster assignment (cluster_id). */
   wiki: Pick<WikiStore<WikiPage, WikiStructure>, 'clusterIdsOf'>;
+  /** Freshness marks (docs/routes.md "Search"); absent: no `freshness` in the answer. */
+  freshness?: FreshnessPort | null;
 };
 
 /**
@@ -64,6 +67,7 @@ export const memorySearchRoutes: FastifyPluginAsync<MemorySearchRoutesOptions> =
     });
     if (body.sort === 'recent')
       results = results.sort((a, b) => b.memory.message_ts.localeCompare(a.memory.message_ts));
-    return { results, total: res.total, query_time_ms: Math.round(performance.now() - started) };
+    const freshness = await freshnessMark(ports.freshness, body.channel_id, []);
+    return { results, total: res.total, query_time_ms: Math.round(performance.now() - started), ...freshness };
   });
 };

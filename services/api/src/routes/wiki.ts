@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AtlasError, normalizeEntityName, notFound, type WikiRefreshRequested } from '@atlas/core';
+import { AtlasError, type FreshnessPort, normalizeEntityName, notFound, type WikiRefreshRequested } from '@atlas/core';
 import type {
   DocumentStore,
   GraphStore,
@@ -13,6 +13,7 @@ import type { WikiCitation, WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { freshnessMark } from './freshness.js';
 import { entityCard, entityView } from './graph.js';
 import { unknownChannel } from './known-channel.js';
 
@@ -49,6 +50,8 @@ export interface WikiRoutesOptions {
    * projector), or null when it is off: GET /api/wiki/status next_generation_scheduled. Absent: null.
    */
   nextWikiRebuild?: () => Date | null;
+  /** Freshness marks of the page routes (docs/wiki.md "Freshness"); absent: no `freshness` in the answer. */
+  freshness?: FreshnessPort | null;
 }
 
 /**
@@ -155,7 +158,10 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
   app.get(
     '/api/wiki/pages/:page_id',
     { schema: { params: z.object({ page_id: z.string().min(1) }), querystring: ChannelQuery } },
-    async ({ params, query }) => pageOf(query.channel_id, params.page_id),
+    async ({ params, query }) => ({
+      ...(await pageOf(query.channel_id, params.page_id)),
+      ...(await freshnessMark(ports.freshness, query.channel_id, [])),
+    }),
   );
 
   app.get('/api/wiki/status', { schema: { querystring: ChannelQuery } }, async ({ query }) => {
@@ -483,7 +489,11 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
     { schema: { params: z.object({ channel_id: z.string().min(1) }) } },
     async ({ params }) => {
       const structure = await structureOf(params.channel_id);
-      return { ...structure, overview: await pageOf(params.channel_id, 'overview') };
+      return {
+        ...structure,
+        overview: await pageOf(params.channel_id, 'overview'),
+        ...(await freshnessMark(ports.freshness, params.channel_id, [])),
+      };
     },
   );
 
@@ -494,7 +504,7 @@ export const wikiRoutes: FastifyPluginAsync<WikiRoutesOptions> = async (instance
       const id = params.topic_id.startsWith('topic-') ? params.topic_id : `topic-${params.topic_id}`;
       const page = await pageOf(params.channel_id, id);
       if (page.page_type === 'fixed') throw notFound('wiki topic', params.topic_id);
-      return page;
+      return { ...page, ...(await freshnessMark(ports.freshness, params.channel_id, [])) };
     },
   );
 };
