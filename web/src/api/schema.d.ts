@@ -3814,6 +3814,17 @@ export interface paths {
                             }[];
                             total: number;
                             query_time_ms: number;
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         };
                     };
                 };
@@ -4126,6 +4137,17 @@ export interface paths {
                                 [key: string]: {
                                     [key: string]: number;
                                 };
+                            };
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
                             };
                         };
                     };
@@ -9027,6 +9049,17 @@ export interface paths {
                                 media_name: string | null;
                             }[];
                             children: components["schemas"]["WikiNode"][];
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         };
                     };
                 };
@@ -11513,6 +11546,17 @@ export interface paths {
                                 }[];
                                 children: components["schemas"]["WikiNode"][];
                             };
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         };
                     };
                 };
@@ -11747,6 +11791,17 @@ export interface paths {
                                 media_name: string | null;
                             }[];
                             children: components["schemas"]["WikiNode"][];
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         };
                     };
                 };
@@ -11985,6 +12040,17 @@ export interface paths {
                             tokens_used: number;
                             citations_count: number;
                             duration_ms?: number;
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         } | {
                             /** @enum {string} */
                             type: "error";
@@ -12332,6 +12398,17 @@ export interface paths {
                             tokens_used: number;
                             citations_count: number;
                             duration_ms?: number;
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         } | {
                             /** @enum {string} */
                             type: "error";
@@ -12677,6 +12754,17 @@ export interface paths {
                             tokens_used: number;
                             citations_count: number;
                             duration_ms?: number;
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         } | {
                             /** @enum {string} */
                             type: "error";
@@ -13114,6 +13202,17 @@ export interface paths {
                             tokens_used: number;
                             citations_count: number;
                             duration_ms?: number;
+                            freshness?: {
+                                current_to: string | null;
+                                pending_messages: number;
+                                behind: boolean;
+                                channels: {
+                                    channel_id: string;
+                                    newest_message_at: string | null;
+                                    pending_messages: number;
+                                }[];
+                                summary: string;
+                            };
                         } | {
                             /** @enum {string} */
                             type: "error";
