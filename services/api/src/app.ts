@@ -29,6 +29,7 @@ import { type SyncPorts, syncRoutes } from './routes/sync.js';
 import { type SchedulePorts, syncScheduleRoutes } from './routes/sync-schedules.js';
 import { type WebRoutesOptions, webRoutes, webUiAvailable } from './routes/web.js';
 import { type WikiRoutesOptions, wikiRoutes } from './routes/wiki.js';
+import { wikiHistoryRoutes } from './routes/wiki-history.js';
 import { type WikiHtmlRoutesOptions, wikiHtmlRoutes } from './routes/wiki-html.js';
 import { registerTelemetry, requestIdOptions, type TelemetrySources } from './telemetry.js';
 
@@ -145,6 +146,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     ...(deps.settleMs === undefined ? {} : { settleMs: deps.settleMs }),
     nextWikiRebuild: deps.nextWikiRebuild,
   });
+  await app.register(wikiHistoryRoutes, { wiki, documents }); // issue 27 point 2: page diff between versions or dates
   await app.register(askRoutes, {
     documents,
     keyword,
