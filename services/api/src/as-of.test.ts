@@ -148,6 +148,36 @@ describe('as_of on real data (slack-olake #help)', () => {
     );
   });
 
+  it('POST /api/ask and the channel ask: as_of retrieves only what was known then', async () => {
+    const events = async (url: string, payload: Record<string, unknown>) => {
+      const res = await app.inject({ method: 'POST', url, payload });
+      const parsed = res.body
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)) as { type: string; citation?: { timestamp: string }; code?: string });
+      return { status: res.statusCode, parsed };
+    };
+    const [late] = await q(sql<{ memory_text: string }>`select memory_text from memories
+      where channel_id = ${channelId} and message_ts > ${T1}::timestamptz order by quality_score desc, id limit 1`);
+    const question = late!.memory_text;
+    const stamps = (xs: { type: string; citation?: { timestamp: string } }[]) =>
+      xs.flatMap((e) => (e.type === 'citation' ? [Date.parse(e.citation!.timestamp)] : []));
+    const today = await events('/api/ask', { question, mode: 'quick' });
+    expect(stamps(today.parsed).some((t) => t > Date.parse(T1))).toBe(true);
+    for (const url of ['/api/ask', `/api/channels/${channelId}/ask`]) {
+      const then = await events(url, { question, mode: 'quick', as_of: T1 });
+      expect(then.status, url).toBe(200);
+      expect(
+        then.parsed.some((e) => e.type === 'done'),
+        url,
+      ).toBe(true);
+      for (const t of stamps(then.parsed)) expect(t, url).toBeLessThanOrEqual(Date.parse(T1));
+    }
+    const bad = await events('/api/ask', { question, as_of: 'last week' });
+    expect(bad.status).toBe(400);
+    expect(bad.parsed[0]).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
+  });
+
   it('GET /api/graph/decisions: a decision superseded later is not superseded as of before it', async () => {
     const today = (await get(`/api/graph/decisions?channel_id=${channelId}`)).body as {
       name: string;
