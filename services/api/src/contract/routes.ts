@@ -152,7 +152,6 @@ export const ROUTE_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/wiki/entities/{entity_type}/{entity_id}': json(WikiEntityPageSchema),
   'GET /api/wiki/metadata': json(WikiMetadataSchema),
   'GET /api/wiki/pages/{page_id}': json(WikiPageSchema),
-  'GET /api/wiki/pages/{page_id}/diff': json(WikiPageDiffSchema),
   'GET /api/wiki/status': json(WikiStatusSchema),
   'GET /api/wiki/structure': json(WikiStructureSchema),
   'GET /api/wiki/sync-history': json(WikiSyncHistorySchema),
@@ -206,6 +205,7 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/imports/{import_id}', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
+  { route: 'GET /api/wiki/pages/{page_id}/diff', documented: 'docs/wiki.md "History: as of a date, and page diffs"' },
 ];
 
 /**
@@ -226,6 +226,7 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+  'GET /api/wiki/pages/{page_id}/diff': json(WikiPageDiffSchema),
 };
 
 /**
