@@ -1,4 +1,5 @@
 export * from './access.js';
+export * from './as-of.js';
 export * from './audit.js';
 export * from './breaker.js';
 export * from './breaker-port.js';

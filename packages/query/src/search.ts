@@ -1,4 +1,4 @@
-import { AtlasError, FactType, Importance } from '@atlas/core';
+import { AsOf, AtlasError, FactType, Importance } from '@atlas/core';
 import type { Embedder } from '@atlas/providers';
 import type { DocumentStore, KeywordIndex, MemoryDetailView, VectorStore } from '@atlas/stores';
 import { z } from 'zod';
@@ -31,8 +31,24 @@ export const SearchBody = z.object({
     .optional(),
   facets: z.array(z.enum(['fact_type', 'importance', 'topics'])).optional(),
   proximity: z.number().int().min(1).max(20).optional(),
+  /**
+   * As of this instant (issue 27 point 2): only facts stated at or before it (as if date_range ended there), the
+   * recency boost measured from it, and each fact's validity as it stood then. ISO 8601; a future one is now.
+   */
+  as_of: AsOf.optional(),
 });
 export type SearchBody = z.infer<typeof SearchBody>;
+
+/**
+ * The search body with `as_of` folded into its filters (date_range.end = the earlier of date_range.end and as_of):
+ * every store reads facts stated by then, through the filters they already apply.
+ */
+export const withAsOf = (body: SearchBody): SearchBody => {
+  if (!body.as_of) return body;
+  const end = body.filters?.date_range?.end;
+  const capped = end !== undefined && Date.parse(end) < Date.parse(body.as_of) ? end : body.as_of;
+  return { ...body, filters: { ...body.filters, date_range: { ...body.filters?.date_range, end: capped } } };
+};
 
 /**
  * Importance multipliers of the spec's final_score: importance breaks near-ties without burying a relevant
@@ -278,10 +294,11 @@ const passesFilters = (
  */
 export const runSearch = async (
   ports: SearchPorts,
-  body: SearchBody,
+  input: SearchBody,
   opts: { count?: boolean; channels?: readonly string[] | undefined } = {},
 ): Promise<SearchOutcome> => {
   const started = performance.now();
+  const body = withAsOf(input);
   const counting = opts.count !== false;
   const degraded = new Set<SearchDegradation>();
   const f = body.filters;
@@ -389,7 +406,7 @@ export const runSearch = async (
     for (const id of graphScores.keys())
       if (!candidates.has(id)) candidates.set(id, { factId: id, keyword: 0, vector: null, highlights: [] });
   }
-  const memories = await ports.documents.getMemories([...candidates.keys()]);
+  const memories = await ports.documents.getMemories([...candidates.keys()], { asOf: body.as_of });
   // Graph-expanded facts are matches only where they pass the channel and filters (the graph knows neither): the
   // others leave the candidates unless the keyword index or the vector store matched them too.
   const graphMatches = new Set(
@@ -419,7 +436,7 @@ export const runSearch = async (
   const bestCosine = Math.max(...[...candidates.values()].map((c) => c.vector ?? 0), Number.EPSILON);
   for (const c of candidates.values()) if (c.vector !== null) c.vector = vectorScore(c.vector, bestCosine, zero);
   const weights = { vector: body.vector_weight ?? 0.5, keyword: body.keyword_weight ?? 0.3 };
-  const now = Date.now();
+  const now = body.as_of ? Date.parse(body.as_of) : Date.now();
   const ranked = [...candidates.values()]
     .flatMap((c) => {
       const m = memories.get(c.factId);

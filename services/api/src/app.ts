@@ -31,6 +31,7 @@ import { type SyncPorts, syncRoutes } from './routes/sync.js';
 import { type SchedulePorts, syncScheduleRoutes } from './routes/sync-schedules.js';
 import { type WebRoutesOptions, webRoutes, webUiAvailable } from './routes/web.js';
 import { type WikiRoutesOptions, wikiRoutes } from './routes/wiki.js';
+import { wikiHistoryRoutes } from './routes/wiki-history.js';
 import { type WikiHtmlRoutesOptions, wikiHtmlRoutes } from './routes/wiki-html.js';
 import { registerTelemetry, requestIdOptions, type TelemetrySources } from './telemetry.js';
 
@@ -160,6 +161,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     nextWikiRebuild: deps.nextWikiRebuild,
     freshness,
   });
+  await app.register(wikiHistoryRoutes, { wiki, documents }); // issue 27 point 2: page diff between versions or dates
   await app.register(askRoutes, {
     documents,
     keyword,

@@ -205,7 +205,8 @@ export async function findSources(
     ...e,
     personMismatch: personMismatch(question, sources),
   });
-  const first = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels);
+  const asOf = req.body.as_of;
+  const first = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels, asOf);
   if (!first.degraded.has('vector_store'))
     return {
       route,
@@ -218,10 +219,11 @@ export async function findSources(
   if (!graphScores && routed === 'semantic') {
     graphScores = await graphScoresOf(ports.graphRetrieval, searchQuery, channelId);
     if (graphScores)
-      ({ sources, evidence } = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels));
+      ({ sources, evidence } = await retrieve(ports, searchQuery, channelId, limit, graphScores, channels, asOf));
   }
   if (graphScores) return { route, sources, evidence: checked(evidence, sources), searchQuery, wikiAnswer: null };
-  const wikiAnswer = await cachedWikiAnswer(ports, question, channelId, channels);
+  // The cached wiki is today's: an answer as of an earlier date does not fall back to it.
+  const wikiAnswer = asOf ? null : await cachedWikiAnswer(ports, question, channelId, channels);
   return wikiAnswer === null ? null : { route, sources: [], evidence, searchQuery, wikiAnswer };
 }
 

@@ -76,7 +76,8 @@ export async function graphScoresOf(
  * join the candidates, search.ts GRAPH_WEIGHT), each with its citation: the source
  * message's author, channel name, time, permalink, first attachment, and the first 100 characters of its text
  * (platform markup rendered: mentions, links and entities as a reader sees them). `channels`: only facts of these
- * channels (a restricted caller's, AskRequest.channels). Also the evidence for the abstention decision (AskEvidence):
+ * channels (a restricted caller's, AskRequest.channels). `asOf` (ISO 8601 UTC): only facts stated by then, with their
+ * validity then (issue 27 point 2, runSearch's as_of). Also the evidence for the abstention decision (AskEvidence):
  * the raw cosine of the query vector search embedded (captured, not embedded again) to each source's stored vector,
  * the best of them, and the sources' coverage of the query's content terms.
  */
@@ -87,6 +88,7 @@ export async function retrieve(
   limit: number,
   graphScores: Map<string, number> | null,
   channels?: readonly string[],
+  asOf?: string,
 ): Promise<{ sources: AskSource[]; degraded: ReadonlySet<SearchDegradation>; evidence: AskEvidence }> {
   const base = ports.search.vectors;
   let queryVector: number[] | null = null;
@@ -116,6 +118,7 @@ export async function retrieve(
       include_citations: false,
       search_mode: 'hybrid',
       fuzzy: false,
+      as_of: asOf,
     },
     { count: false, channels },
   );

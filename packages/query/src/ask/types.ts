@@ -1,4 +1,4 @@
-import type { Freshness, FreshnessPort } from '@atlas/core';
+import { AsOf, type Freshness, type FreshnessPort } from '@atlas/core';
 import type { AskCitation, AskStore, DocumentStore, MemoryDetailView } from '@atlas/stores';
 import { z } from 'zod';
 import type { GraphExpansion, SearchPorts } from '../search.js';
@@ -15,6 +15,11 @@ export const AskBody = z.object({
     .array(z.object({ name: z.string().min(1).max(255), content_type: z.string().min(1).max(200), data: z.string() }))
     .max(5)
     .default([]),
+  /**
+   * Answer as of this instant (issue 27 point 2): retrieval reads only facts stated at or before it, with their
+   * validity then; the cached wiki (today's) is not a fallback. ISO 8601; a future one is now.
+   */
+  as_of: AsOf.optional(),
 });
 export type AskBody = z.infer<typeof AskBody>;
 

@@ -115,6 +115,59 @@ for (const { name, open } of testDatabases()) {
       expect((await store.listMemories({ channelId: ch, page: 1, limit: 10 })).total).toBe(0);
     });
 
+    it('as_of (issue 27 point 2): facts stated by then, with their validity then', async () => {
+      const ch = freshChannelId();
+      const m1 = messageEvent(ch, 1_600_000_000, 'we use MySQL');
+      const m2 = messageEvent(ch, 1_600_000_600, 'maybe Postgres');
+      const m3 = messageEvent(ch, 1_600_001_200, 'we switched to Kafka');
+      await store.upsertChannel(channelEvent(ch), new Date());
+      await store.upsertMessages([m1, m2, m3]);
+      const [a, b, c] = [factOf(m1, 'we use MySQL'), factOf(m2, 'maybe Postgres'), factOf(m3, 'switched to Kafka')];
+      await store.replaceFacts([factSet(m1, [a]), factSet(m2, [b]), factSet(m3, [c])]);
+      const flag = (m: MessageIngested, by: string, certain: boolean): EntitiesExtracted => ({
+        ...graphLinks(m, by),
+        entities: [],
+        supersessions: [
+          {
+            factId: a.factId,
+            supersededBy: by,
+            oldEntityId: null,
+            newEntityId: null,
+            invalidAt: m.timestamp,
+            certain,
+            reason: 't',
+          },
+        ],
+      });
+      // m2 flags a possible contradiction of `a`; m3 supersedes it for certain.
+      await store.replaceGraphLinks([flag(m2, b.factId, false), flag(m3, c.factId, true)]);
+      const at = (sec: number) => new Date(sec * 1000).toISOString();
+      expect(await store.getMemory(a.factId)).toMatchObject({
+        superseded_by: c.factId,
+        invalid_at: m3.timestamp,
+        potential_contradiction: true,
+      });
+      expect(await store.getMemory(a.factId, { asOf: at(1_600_000_300) })).toMatchObject({
+        superseded_by: null,
+        invalid_at: null,
+        potential_contradiction: false,
+      });
+      expect(await store.getMemory(a.factId, { asOf: at(1_600_000_900) })).toMatchObject({
+        superseded_by: null,
+        potential_contradiction: true,
+      });
+      expect((await store.getMemory(a.factId, { asOf: m3.timestamp }))?.superseded_by).toBe(c.factId);
+      // A fact stated later does not exist yet.
+      expect(await store.getMemory(c.factId, { asOf: at(1_600_000_900) })).toBeNull();
+      const many = await store.getMemories([a.factId, b.factId, c.factId], { asOf: at(1_600_000_300) });
+      expect([...many.keys()]).toEqual([a.factId]);
+      expect(many.get(a.factId)?.superseded_by).toBeNull();
+      const list = await store.listMemories({ channelId: ch, page: 1, limit: 10, asOf: at(1_600_000_900) });
+      expect(list.total).toBe(2);
+      expect(list.rows.map((r) => r.id).sort()).toEqual([a.factId, b.factId].sort());
+      expect((await store.listMemories({ channelId: ch, page: 1, limit: 10 })).total).toBe(3);
+    });
+
     it('filters memories and aggregates topics and entities', async () => {
       const ch = freshChannelId();
       const m1 = messageEvent(ch, 1_600_000_000, 'x');

@@ -9,6 +9,7 @@ import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
 import { deleteChannelPart, messagesBefore, settingsOf, writeSettings } from './channel-data.js';
 import type {
+  AsOfRead,
   ChannelDataPart,
   ChannelDetailView,
   ChannelView,
@@ -140,8 +141,11 @@ export class KyselyDocumentStore implements DocumentStore {
     return writeGraphLinks(this.db, sets);
   }
 
-  /** Overlays graph links and validity (replaceGraphLinks) on memory rows. */
-  private async withGraphLinks<T extends MemoryDetailView>(rows: T[]): Promise<T[]> {
+  /**
+   * Overlays graph links and validity (replaceGraphLinks) on memory rows; with `asOf`, only the supersessions and
+   * contradiction flags raised by messages at or before it (their invalid_at is that message's time).
+   */
+  private async withGraphLinks<T extends MemoryDetailView>(rows: T[], asOf?: string): Promise<T[]> {
     if (rows.length === 0) return rows;
     const ids = rows.map((r) => r.id);
     const ents = await this.db
@@ -154,6 +158,7 @@ export class KyselyDocumentStore implements DocumentStore {
       .selectFrom('fact_supersessions')
       .selectAll()
       .where('fact_id', 'in', ids)
+      .$if(asOf !== undefined, (q) => q.where('invalid_at', '<=', asOf!))
       .orderBy('invalid_at')
       .execute();
     const byFact = new Map<string, string[]>();
@@ -161,11 +166,13 @@ export class KyselyDocumentStore implements DocumentStore {
     return rows.map((r) => {
       const mine = sups.filter((x) => x.fact_id === r.id);
       const certain = mine.filter((x) => x.certain).at(-1);
+      // The row's own validity (never written today) counts as of asOf only when it was already invalid then.
+      const own = asOf === undefined || (r.invalid_at !== null && r.invalid_at <= asOf);
       return {
         ...r,
         graph_entity_ids: byFact.get(r.id) ?? r.graph_entity_ids,
-        superseded_by: certain?.superseded_by ?? r.superseded_by,
-        invalid_at: certain ? iso(certain.invalid_at as Date) : r.invalid_at,
+        superseded_by: certain?.superseded_by ?? (own ? r.superseded_by : null),
+        invalid_at: certain ? iso(certain.invalid_at as Date) : own ? r.invalid_at : null,
         potential_contradiction: r.potential_contradiction || mine.some((x) => !x.certain),
       };
     });
@@ -384,6 +391,7 @@ export class KyselyDocumentStore implements DocumentStore {
     if (q.factType) base = base.where('fact_type', '=', q.factType);
     if (q.since) base = base.where('message_ts', '>=', q.since);
     if (q.until) base = base.where('message_ts', '<=', q.until);
+    if (q.asOf) base = base.where('message_ts', '<=', q.asOf);
     const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const rows = await base
       .selectAll()
@@ -395,19 +403,32 @@ export class KyselyDocumentStore implements DocumentStore {
     return { rows: rows.map(toMemoryList), total: Number(total.n) };
   }
 
-  async getMemory(id: string): Promise<MemoryDetailView | null> {
+  async getMemory(id: string, at: AsOfRead = {}): Promise<MemoryDetailView | null> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
-    const row = await this.db.selectFrom('memories').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('memories')
+      .selectAll()
+      .where('id', '=', id)
+      .$if(at.asOf !== undefined, (q) => q.where('message_ts', '<=', at.asOf!))
+      .executeTakeFirst();
     if (!row) return null;
-    const [withLinks] = await this.withGraphLinks([toMemoryDetail(row)]);
+    const [withLinks] = await this.withGraphLinks([toMemoryDetail(row)], at.asOf);
     const { permalink: _permalink, ...detail } = withLinks!;
     return detail;
   }
 
-  async getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>> {
+  async getMemories(
+    ids: readonly string[],
+    at: AsOfRead = {},
+  ): Promise<Map<string, MemoryDetailView & { permalink: string }>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.selectFrom('memories').selectAll().where('id', 'in', ids).execute();
-    return new Map((await this.withGraphLinks(rows.map(toMemoryDetail))).map((r) => [r.id, r]));
+    const rows = await this.db
+      .selectFrom('memories')
+      .selectAll()
+      .where('id', 'in', ids)
+      .$if(at.asOf !== undefined, (q) => q.where('message_ts', '<=', at.asOf!))
+      .execute();
+    return new Map((await this.withGraphLinks(rows.map(toMemoryDetail), at.asOf)).map((r) => [r.id, r]));
   }
 
   async topicCounts(channelId: string): Promise<{ tag: string; count: number }[]> {

@@ -97,6 +97,18 @@ export interface MemoryQuery {
   factType?: string | undefined;
   since?: string | undefined;
   until?: string | undefined;
+  /** As of this ISO 8601 UTC instant (issue 27 point 2): only facts whose message time is at or before it. */
+  asOf?: string | undefined;
+}
+
+/**
+ * Reads as of an instant (issue 27 point 2, "As of a date"): `asOf` an ISO 8601 UTC timestamp. Only facts whose source
+ * message time is at or before it exist, and their validity is as it stood then: a certain supersession counts only
+ * when its invalid_at (the superseding message's time) is at or before `asOf`, and potential_contradiction only from
+ * flags raised by messages at or before it. Without `asOf`: now.
+ */
+export interface AsOfRead {
+  asOf?: string | undefined;
 }
 
 /**
@@ -221,8 +233,10 @@ export interface DocumentStore {
   /** Content hashes of stored messages by platform message id (for import de-duplication). */
   messageHashes(channelId: string): Promise<Map<string, string>>;
   listMemories(q: MemoryQuery): Promise<{ rows: MemoryListView[]; total: number }>;
-  getMemory(id: string): Promise<MemoryDetailView | null>;
-  getMemories(ids: readonly string[]): Promise<Map<string, MemoryDetailView & { permalink: string }>>;
+  /** null when unknown, or (with `asOf`) stated after it. Validity as of `asOf` (AsOfRead). */
+  getMemory(id: string, at?: AsOfRead): Promise<MemoryDetailView | null>;
+  /** The facts with these ids (unknown ones, and with `asOf` those stated after it, left out); validity as of `asOf`. */
+  getMemories(ids: readonly string[], at?: AsOfRead): Promise<Map<string, MemoryDetailView & { permalink: string }>>;
   topicCounts(channelId: string): Promise<{ tag: string; count: number }[]>;
   /**
    * The topic tags of `channelId`'s facts in a window of message time (issue 27 point 4, digests): for each tag with

@@ -875,6 +875,118 @@ for (const [name, factory] of Object.entries(open)) {
       await store.applyMessageGraphs([graphSet(ch, 2, [a])]);
       expect((await store.getEntity(a.entityId))!.mention_count).toBe(1);
     });
+
+    // Issue 27 point 2, "As of a date": every read folds only the contributions of messages at or before asOf.
+    it('as_of: entities, their properties and a decision’s status as they stood then', async () => {
+      const ch = freshChannelId();
+      const props = (date: string) => ({ decided_by: 'alice', date, status: 'decided', context: 'db choice' });
+      const d1 = ent(ch, 'Decision', 'use MySQL', { properties: props('2023-11-14') });
+      const d2 = ent(ch, 'Decision', 'use PostgreSQL', { properties: props('2023-11-15') });
+      const alice = ent(ch, 'Person', 'Alice Chen', { confidence: 0.5, factIds: [fact(ch, 1, 'a')] });
+      const alice5 = ent(ch, 'Person', 'Alice Chen', {
+        confidence: 0.5,
+        aliases: ['alice'],
+        factIds: [fact(ch, 5, 'b')],
+        properties: { role: 'lead' },
+      });
+      await store.applyMessageGraphs([
+        graphSet(ch, 1, [d1, alice]),
+        graphSet(ch, 3, [d2], [], [supersession(ch, 3, d1, d2)]),
+        graphSet(ch, 5, [alice5]),
+      ]);
+      const before = tsOf(2);
+      const then = await store.listEntities({ channelId: ch, limit: 10, asOf: before });
+      expect(names(then).sort()).toEqual(['Alice Chen', 'use MySQL']);
+      const d1Then = then.find((e) => e.id === d1.entityId)!;
+      expect(d1Then.properties).toEqual(props('2023-11-14')); // not superseded yet
+      const aliceThen = then.find((e) => e.id === alice.entityId)!;
+      expect(aliceThen).toMatchObject({
+        mention_count: 1,
+        aliases: [],
+        source_fact_ids: [fact(ch, 1, 'a')],
+        properties: {},
+        message_ts: tsOf(1),
+        last_mentioned_at: tsOf(1),
+        status: 'pending', // 0.5 < 0.6 then; 1 − 0.5² = 0.75 now
+      });
+      expect(aliceThen.confidence).toBeCloseTo(0.5, 10);
+      expect(await store.getEntity(d2.entityId, { asOf: before })).toBeNull();
+      expect((await store.getEntities([d1.entityId, d2.entityId], { asOf: before })).map((e) => e.id)).toEqual([
+        d1.entityId,
+      ]);
+      // At the superseding message's own time the decision is superseded, as it is today.
+      expect((await store.getEntity(d1.entityId, { asOf: tsOf(3) }))!.properties).toMatchObject({
+        status: 'superseded',
+        superseded_by: 'use PostgreSQL',
+      });
+      const now = await store.getEntity(alice.entityId);
+      expect(now).toMatchObject({ mention_count: 2, aliases: ['alice'], properties: { role: 'lead' } });
+      expect(now!.confidence).toBeCloseTo(0.75, 10);
+      // An instant after every message reads what a read without asOf reads (system times aside).
+      const later = await store.listEntities({ channelId: ch, limit: 10, asOf: '2999-01-01T00:00:00.000Z' });
+      const today = await store.listEntities({ channelId: ch, limit: 10 });
+      const core = (e: GraphEntity) => ({ ...withoutUpdatedAt(e), created_at: '' });
+      expect(later.map(core)).toEqual(today.map(core));
+      expect(await store.findEntities({ names: ['use PostgreSQL'], asOf: before })).toEqual([]);
+      expect(await store.findEntities({ names: ['alice'], channelId: ch, asOf: before })).toEqual([]); // alias came later
+      expect(names(await store.findEntities({ names: ['alice'], channelId: ch }))).toEqual(['Alice Chen']);
+      const groups = await store.entityGroups({ channelId: ch, limit: 10, asOf: before });
+      expect(groups.map((g) => g.name).sort()).toEqual(['Alice Chen', 'use MySQL']);
+      expect(groups.find((g) => g.name === 'Alice Chen')!.fact_count).toBe(1);
+    });
+
+    it('as_of: relationships with evidence by then and valid then; traversals over them', async () => {
+      const ch = freshChannelId();
+      const alice = ent(ch, 'Person', 'Alice Chen');
+      const bob = ent(ch, 'Person', 'Bob Stone');
+      const atlas = ent(ch, 'Project', 'Atlas');
+      const team = ent(ch, 'Team', 'Platform');
+      const kafka = ent(ch, 'Technology', 'Kafka');
+      await store.applyMessageGraphs([
+        graphSet(
+          ch,
+          1,
+          [alice, atlas, team, kafka],
+          [
+            rel('WORKS_ON', alice, atlas, { validFrom: '2023-11-14' }),
+            rel('MEMBER_OF', alice, team, { validFrom: '2023-11-14', validUntil: '2023-11-18' }),
+            rel('USES', atlas, kafka, { validFrom: '2023-11-20' }),
+          ],
+        ),
+        graphSet(ch, 5, [bob, atlas], [rel('WORKS_ON', bob, atlas, { validFrom: '2023-11-14' })]),
+      ]);
+      const types = (rs: readonly { type: string; source: string; target: string }[]) =>
+        rs.map((r) => `${r.source} ${r.type} ${r.target}`).sort();
+      const before = tsOf(2);
+      expect(types(await store.listRelationships({ channelId: ch, limit: 10, asOf: before }))).toEqual([
+        'Alice Chen MEMBER_OF Platform',
+        'Alice Chen WORKS_ON Atlas',
+      ]);
+      // valid_until passed: gone; valid_from reached: there.
+      expect(types(await store.listRelationships({ channelId: ch, limit: 10, asOf: '2023-11-21T00:00:00Z' }))).toEqual([
+        'Alice Chen WORKS_ON Atlas',
+        'Atlas USES Kafka',
+        'Bob Stone WORKS_ON Atlas',
+      ]);
+      expect(await store.listRelationships({ channelId: ch, limit: 10 })).toHaveLength(4);
+
+      const hood = await store.neighborhood([atlas.entityId], { depth: 1, limit: 10, asOf: before });
+      expect(names(hood.nodes)).toEqual(['Atlas', 'Alice Chen']);
+      expect(types(hood.edges)).toEqual(['Alice Chen WORKS_ON Atlas']);
+      expect(names((await store.neighborhood([atlas.entityId], { depth: 1, limit: 10 })).nodes).sort()).toEqual([
+        'Alice Chen',
+        'Atlas',
+        'Bob Stone',
+        'Kafka',
+      ]);
+      const incident = await store.incidentRelationships([atlas.entityId], { limit: 10, asOf: before });
+      expect(incident.map((x) => x.other.name)).toEqual(['Alice Chen']);
+      expect(await store.shortestPath([alice.entityId], [bob.entityId], 3, { asOf: before })).toBeNull();
+      expect((await store.shortestPath([alice.entityId], [bob.entityId], 3))!.edges).toHaveLength(2);
+      const common = (asOf?: string) => store.commonNeighbors([[alice.entityId], [bob.entityId]], { asOf });
+      expect(names((await common()).nodes)).toEqual(['Atlas']);
+      expect((await common(before)).nodes).toEqual([]);
+    });
   });
 }
 

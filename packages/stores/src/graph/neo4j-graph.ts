@@ -32,9 +32,11 @@
  * option changes only how bytes are packed into segments); a query then takes 2-8 ms on loopback.
  */
 
+import { randomUUID } from 'node:crypto';
 import { AtlasError, type EntitiesExtracted, type EntityType, normalizeEntityName } from '@atlas/core';
 import neo4j, { type Driver, type ManagedTransaction, Neo4jError } from 'neo4j-driver';
 import { contributionOf, replaceContributions, writeFolds } from './neo4j/apply.js';
+import { contributionsAsOf, settleAsOfView } from './neo4j/as-of.js';
 import { EDGE, edgeOf, isUnavailable, limitOf, NODE, type Row, run } from './neo4j/cypher.js';
 import { foldEntities } from './neo4j/entity-fold.js';
 import { readFoldState } from './neo4j/fold-state.js';
@@ -45,6 +47,7 @@ import { commonNeighborsIn, entityGroupsOf, neighborhoodIn, shortestPathIn } fro
 import type {
   EntityGroup,
   EntityQuery,
+  GraphAsOf,
   GraphEntity,
   GraphNode,
   GraphRelationship,
@@ -190,6 +193,8 @@ export class Neo4jGraphStore implements GraphStore {
 
   /** A channel's entities, most mentioned first, then by name (and id). */
   async listEntities(q: EntityQuery): Promise<GraphEntity[]> {
+    if (q.asOf !== undefined)
+      return this.asOfView(q.asOf, q.channelId, (v) => v.listEntities({ ...q, asOf: undefined }));
     const rows = await this.read('listEntities', (tx) =>
       run(
         tx,
@@ -211,14 +216,15 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** The entity, or null when this namespace has none with that id. */
-  async getEntity(id: string): Promise<GraphEntity | null> {
-    const [e] = await this.getEntities([id]);
+  async getEntity(id: string, at: GraphAsOf = {}): Promise<GraphEntity | null> {
+    const [e] = await this.getEntities([id], at);
     return e ?? null;
   }
 
   /** Entities by ids; unknown ids are left out. */
-  async getEntities(ids: readonly string[]): Promise<GraphEntity[]> {
+  async getEntities(ids: readonly string[], at: GraphAsOf = {}): Promise<GraphEntity[]> {
     if (ids.length === 0) return [];
+    if (at.asOf !== undefined) return this.asOfView(at.asOf, undefined, (v) => v.getEntities(ids));
     const rows = await this.read('getEntities', (tx) =>
       run(tx, 'MATCH (e:Entity {ns: $ns}) WHERE e.id IN $ids RETURN e {.*} AS e ORDER BY e.id', {
         ns: this.namespace,
@@ -229,11 +235,15 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** Entities whose normalised name or alias is one of `names` (normalised here); most mentioned first. */
-  async findEntities(q: {
-    names: readonly string[];
-    channelId?: string | undefined;
-    type?: EntityType | undefined;
-  }): Promise<GraphEntity[]> {
+  async findEntities(
+    q: {
+      names: readonly string[];
+      channelId?: string | undefined;
+      type?: EntityType | undefined;
+    } & GraphAsOf,
+  ): Promise<GraphEntity[]> {
+    if (q.asOf !== undefined)
+      return this.asOfView(q.asOf, q.channelId, (v) => v.findEntities({ ...q, asOf: undefined }));
     const names = [...new Set(q.names.map(normalizeEntityName))].filter((n) => n !== '');
     if (names.length === 0) return [];
     const rows = await this.read('findEntities', (tx) =>
@@ -251,6 +261,8 @@ export class Neo4jGraphStore implements GraphStore {
 
   /** A channel's relationships, highest confidence first, then valid_from and id. */
   async listRelationships(q: RelationshipQuery): Promise<GraphRelationship[]> {
+    if (q.asOf !== undefined)
+      return this.asOfView(q.asOf, q.channelId, (v) => v.listRelationships({ ...q, asOf: undefined }));
     const rows = await this.read('listRelationships', (tx) =>
       run(
         tx,
@@ -275,7 +287,9 @@ export class Neo4jGraphStore implements GraphStore {
    * count of each entity comes from a breadth-first variable-length expansion (`[:REL*1..depth]` with
    * min(length(p))); its rank confidence is the best relationship joining it to an entity one hop closer.
    */
-  async neighborhood(seedIds: readonly string[], q: { depth: number; limit: number }): Promise<Subgraph> {
+  async neighborhood(seedIds: readonly string[], q: { depth: number; limit: number } & GraphAsOf): Promise<Subgraph> {
+    if (q.asOf !== undefined)
+      return this.asOfView(q.asOf, undefined, (v) => v.neighborhood(seedIds, { depth: q.depth, limit: q.limit }));
     const depth = Math.min(3, Math.max(1, Math.trunc(q.depth) || 1));
     const seeds = [...new Set(seedIds)];
     if (seeds.length === 0) return { nodes: [], edges: [] };
@@ -285,8 +299,10 @@ export class Neo4jGraphStore implements GraphStore {
   /** Relationships with exactly one end among `entityIds`, with that other end (see the port), by confidence. */
   async incidentRelationships(
     entityIds: readonly string[],
-    q: { limit: number },
+    q: { limit: number } & GraphAsOf,
   ): Promise<{ relationship: GraphRelationship; other: GraphNode }[]> {
+    if (q.asOf !== undefined)
+      return this.asOfView(q.asOf, undefined, (v) => v.incidentRelationships(entityIds, { limit: q.limit }));
     const ids = [...new Set(entityIds)];
     if (ids.length === 0 || Math.trunc(q.limit) <= 0) return [];
     const rows = await this.read('incidentRelationships', (tx) =>
@@ -307,7 +323,10 @@ export class Neo4jGraphStore implements GraphStore {
     sourceIds: readonly string[],
     targetIds: readonly string[],
     maxDepth: number,
+    at: GraphAsOf = {},
   ): Promise<Subgraph | null> {
+    if (at.asOf !== undefined)
+      return this.asOfView(at.asOf, undefined, (v) => v.shortestPath(sourceIds, targetIds, maxDepth));
     const src = [...new Set(sourceIds)];
     const tgt = [...new Set(targetIds)];
     if (src.length === 0 || tgt.length === 0) return null;
@@ -319,7 +338,8 @@ export class Neo4jGraphStore implements GraphStore {
    * Entities adjacent to at least one member of every group (group members themselves excluded), by the summed
    * confidence of the relationships joining them to the groups, then name; edges: those relationships.
    */
-  async commonNeighbors(groups: readonly (readonly string[])[]): Promise<Subgraph> {
+  async commonNeighbors(groups: readonly (readonly string[])[], at: GraphAsOf = {}): Promise<Subgraph> {
+    if (at.asOf !== undefined) return this.asOfView(at.asOf, undefined, (v) => v.commonNeighbors(groups));
     const gs = groups.map((g) => [...new Set(g)]);
     if (gs.length === 0 || gs.some((g) => g.length === 0)) return { nodes: [], edges: [] };
     const members = new Set(gs.flat());
@@ -332,12 +352,16 @@ export class Neo4jGraphStore implements GraphStore {
    * earliest message_ts, id; the first gives the name), channel_ids sorted, fact_count = distinct source facts;
    * groups by fact_count desc, then last_mentioned_at desc, key, type.
    */
-  async entityGroups(q: {
-    channelId?: string | undefined;
-    channels?: readonly string[] | undefined;
-    type?: EntityType | undefined;
-    limit: number;
-  }): Promise<EntityGroup[]> {
+  async entityGroups(
+    q: {
+      channelId?: string | undefined;
+      channels?: readonly string[] | undefined;
+      type?: EntityType | undefined;
+      limit: number;
+    } & GraphAsOf,
+  ): Promise<EntityGroup[]> {
+    // Groups aggregate over every channel: the view holds every channel's contributions by then.
+    if (q.asOf !== undefined) return this.asOfView(q.asOf, undefined, (v) => v.entityGroups({ ...q, asOf: undefined }));
     const rows = await this.read('entityGroups', (tx) =>
       run(
         tx,
@@ -356,6 +380,31 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** Entities (nodes) and REL relationships of this namespace. */
+  /**
+   * Runs `fn` on the graph as it stood at `asOf` (GraphAsOf; issue 27 point 2): the contributions of messages at or
+   * before it (in `channelId`, or every channel) are read back (neo4j/as-of.ts) and applied to a scratch namespace of
+   * this database, which folds them exactly as the store folds today; relationships not valid on the as-of date are
+   * dropped there and created_at/updated_at set to message times; `fn` reads that view, which is deleted after.
+   * Cost: the contributions by then are written once per read.
+   */
+  private async asOfView<T>(
+    asOf: string,
+    channelId: string | undefined,
+    fn: (view: Neo4jGraphStore) => Promise<T>,
+  ): Promise<T> {
+    const at = new Date(asOf).toISOString();
+    const sets = await this.read('asOf', (tx) => contributionsAsOf(tx, this.namespace, at, channelId));
+    const view = new Neo4jGraphStore({ ...this.opts, namespace: `${this.namespace}:as-of:${randomUUID()}` });
+    try {
+      await view.applyMessageGraphs(sets);
+      await view.write('asOf', (tx) => settleAsOfView(tx, view.namespace, at.slice(0, 10)));
+      return await fn(view);
+    } finally {
+      await view.truncate().catch(() => undefined);
+      await view.close();
+    }
+  }
+
   async counts(channelId?: string): Promise<{ nodes: number; relationships: number }> {
     return this.read('counts', async (tx) => {
       const p = { ns: this.namespace, c: channelId ?? null };

@@ -62,8 +62,21 @@ export interface Subgraph {
   edges: GraphRelationship[];
 }
 
+/**
+ * A read as of an instant (issue 27 point 2, "As of a date"): `asOf` an ISO 8601 UTC timestamp. The graph is then the
+ * fold of the contributions of messages at or before it: entities first mentioned by then (their names, aliases,
+ * confidence, source facts, mention counts and properties from those mentions; a certain supersession only when its
+ * message is that old, so a decision superseded later is not `superseded` then), and relationships with evidence by
+ * then that were valid then (valid_from ≤ the as-of date, valid_until null or after it; UTC dates), folded from that
+ * evidence. created_at/updated_at of an as-of entity or relationship are its first and last contribution's message
+ * times. Without `asOf`: now (the stored folds).
+ */
+export interface GraphAsOf {
+  asOf?: string | undefined;
+}
+
 /** Filters of GET /api/graph/entities. */
-export interface EntityQuery {
+export interface EntityQuery extends GraphAsOf {
   channelId: string;
   type?: EntityType | undefined;
   status?: 'active' | 'pending' | undefined;
@@ -71,7 +84,7 @@ export interface EntityQuery {
 }
 
 /** Filters of GET /api/graph/relationships; source/target match entity names after normalizeEntityName. */
-export interface RelationshipQuery {
+export interface RelationshipQuery extends GraphAsOf {
   channelId: string;
   type?: RelationshipType | undefined;
   source?: string | undefined;
@@ -112,7 +125,8 @@ export interface EntityGroup {
  * Every relationship's ends must be entities of the same event (AtlasError INVALID_REQUEST otherwise).
  * Idempotent: applying the same sets again changes nothing but updated_at.
  *
- * Reads never return an entity of another channel unless asked across channels (findEntities, groups).
+ * Reads never return an entity of another channel unless asked across channels (findEntities, groups). Every read
+ * takes an optional `asOf` (GraphAsOf): the graph as it stood then.
  * Traversals treat relationships as undirected. Errors: AtlasError STORE_UNAVAILABLE (retriable) when
  * the backing server is down.
  */
@@ -131,19 +145,21 @@ export interface GraphStore {
    * pass reads for many channels at once (the wiki's people and decisions of every stale channel).
    */
   listEntitiesMany(queries: readonly EntityQuery[]): Promise<GraphEntity[][]>;
-  /** null when unknown. */
-  getEntity(id: string): Promise<GraphEntity | null>;
-  /** Entities by ids (unknown ids are left out), in no particular order. */
-  getEntities(ids: readonly string[]): Promise<GraphEntity[]>;
+  /** null when unknown (or, with `asOf`, not mentioned by then). */
+  getEntity(id: string, at?: GraphAsOf): Promise<GraphEntity | null>;
+  /** Entities by ids (unknown ids, and with `asOf` those not mentioned by then, are left out), in no particular order. */
+  getEntities(ids: readonly string[], at?: GraphAsOf): Promise<GraphEntity[]>;
   /**
    * Entities whose normalised name or one of whose normalised aliases equals one of `names` (normalised
    * here), in one channel or in all; most mentioned first.
    */
-  findEntities(q: {
-    names: readonly string[];
-    channelId?: string | undefined;
-    type?: EntityType | undefined;
-  }): Promise<GraphEntity[]>;
+  findEntities(
+    q: {
+      names: readonly string[];
+      channelId?: string | undefined;
+      type?: EntityType | undefined;
+    } & GraphAsOf,
+  ): Promise<GraphEntity[]>;
   /** A channel's relationships, highest confidence first (then valid_from, id). */
   listRelationships(q: RelationshipQuery): Promise<GraphRelationship[]>;
 
@@ -152,7 +168,7 @@ export interface GraphStore {
    * direction. nodes: the seeds first, then up to `limit` other entities by (hops, relationship confidence
    * desc, name); edges: every relationship between two returned nodes.
    */
-  neighborhood(seedIds: readonly string[], q: { depth: number; limit: number }): Promise<Subgraph>;
+  neighborhood(seedIds: readonly string[], q: { depth: number; limit: number } & GraphAsOf): Promise<Subgraph>;
   /**
    * The relationships that touch the given entities: one end among `entityIds`, the other end not (relationships
    * between two other entities, and among the given ones, are left out), each with its other end as a node, highest
@@ -161,31 +177,38 @@ export interface GraphStore {
    */
   incidentRelationships(
     entityIds: readonly string[],
-    q: { limit: number },
+    q: { limit: number } & GraphAsOf,
   ): Promise<{ relationship: GraphRelationship; other: GraphNode }[]>;
   /**
    * A shortest path (fewest hops, at most maxDepth) from any of sourceIds to any of targetIds, undirected.
    * nodes in path order, edges in path order (edge i joins nodes i and i+1); null when there is none.
    */
-  shortestPath(sourceIds: readonly string[], targetIds: readonly string[], maxDepth: number): Promise<Subgraph | null>;
+  shortestPath(
+    sourceIds: readonly string[],
+    targetIds: readonly string[],
+    maxDepth: number,
+    at?: GraphAsOf,
+  ): Promise<Subgraph | null>;
   /**
    * Entities adjacent to every group (a group is the entities one queried name resolved to): nodes are
    * the common neighbours (by summed relationship confidence desc, then name), edges join each group
    * member to each common neighbour.
    */
-  commonNeighbors(groups: readonly (readonly string[])[]): Promise<Subgraph>;
+  commonNeighbors(groups: readonly (readonly string[])[], at?: GraphAsOf): Promise<Subgraph>;
 
   /**
    * Entity groups (cards) across channels, most facts first; optional channel and type filters. `channels` (a
    * restricted caller's visible channels) leaves every entity and fact of other channels out of the groups, their
    * entity_ids, channel_ids and fact_count.
    */
-  entityGroups(q: {
-    channelId?: string | undefined;
-    channels?: readonly string[] | undefined;
-    type?: EntityType | undefined;
-    limit: number;
-  }): Promise<EntityGroup[]>;
+  entityGroups(
+    q: {
+      channelId?: string | undefined;
+      channels?: readonly string[] | undefined;
+      type?: EntityType | undefined;
+      limit: number;
+    } & GraphAsOf,
+  ): Promise<EntityGroup[]>;
   /**
    * Nodes and relationships stored (spec "Metrics" storage.graph_store_nodes/relationships), or those of one channel
    * (what deleteChannel would delete; DELETE /api/channels/{channel_id}/data deleted_entities).

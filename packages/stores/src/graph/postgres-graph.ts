@@ -4,6 +4,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type {
   EntityGroup,
   EntityQuery,
+  GraphAsOf,
   GraphEntity,
   GraphNode,
   GraphRelationship,
@@ -11,6 +12,7 @@ import type {
   RelationshipQuery,
   Subgraph,
 } from './port.js';
+import { asOfWith, asOfWithMore, asOfWithRecursive } from './postgres-as-of.js';
 import { lockChannel, writeMessageGraphs } from './postgres-fold.js';
 import {
   ADJACENT,
@@ -65,6 +67,8 @@ const MAX_NEIGHBORHOOD_DEPTH = 3;
  * - entityGroups: with channelId, the groups that have an entity in that channel, each still aggregated over
  *   all channels; entity_ids most mentioned first (ids[0] gives the name), channel_ids sorted; order fact_count
  *   desc, then last_mentioned_at desc, key, type. The group name tie-break is the earliest message_ts.
+ * - asOf (GraphAsOf): every read headed by the as-of view of postgres-as-of.ts, which shadows graph_entities and
+ *   graph_relationships with the fold of the contributions of messages at or before it.
  * - Dates: valid_from/valid_until must start with YYYY-MM-DD (the rest is ignored), messageTs must parse and
  *   every id must be a UUID, else INVALID_REQUEST before anything is written.
  * Concurrency: a write holds a transaction-level advisory lock per channel it touches (deleteChannel too), so
@@ -127,7 +131,7 @@ export class PostgresGraphStore implements GraphStore {
   /** A channel's entities by mention_count desc, then name (code point order), then id; at most `limit`. */
   async listEntities(q: EntityQuery): Promise<GraphEntity[]> {
     const r = await this.guard(() =>
-      sql<EntityRow>`select ${ENTITY_COLUMNS} from graph_entities e
+      sql<EntityRow>`${asOfWith(q.asOf, q.channelId)} select ${ENTITY_COLUMNS} from graph_entities e
         where e.channel_id = ${q.channelId} ${q.type ? sql`and e.type = ${q.type}` : sql``} ${this.statusSql(q.status)}
         order by e.mention_count desc, e.name collate "C", e.id limit ${Math.max(0, Math.floor(q.limit))}`.execute(
         this.db,
@@ -139,6 +143,8 @@ export class PostgresGraphStore implements GraphStore {
   /** listEntities for several queries in one statement (a lateral query per query), answers in order. */
   async listEntitiesMany(queries: readonly EntityQuery[]): Promise<GraphEntity[][]> {
     if (queries.length === 0) return [];
+    // As of an instant, each query folds its own channel's view (postgres-as-of.ts).
+    if (queries.some((x) => x.asOf !== undefined)) return Promise.all(queries.map((x) => this.listEntities(x)));
     const r = await this.guard(() =>
       sql<EntityRow & { q: string | number }>`select q.i as q, ${ENTITY_COLUMNS}
         from unnest(${queries.map((x) => x.channelId)}::text[], ${queries.map((x) => x.type ?? null)}::text[],
@@ -155,31 +161,33 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   /** The entity with this id, or null (also for an id that is not a UUID). */
-  async getEntity(id: string): Promise<GraphEntity | null> {
-    return (await this.getEntities([id]))[0] ?? null;
+  async getEntity(id: string, at: GraphAsOf = {}): Promise<GraphEntity | null> {
+    return (await this.getEntities([id], at))[0] ?? null;
   }
 
   /** The entities with these ids; unknown ids (and non-UUIDs) are left out. Ordered by id. */
-  async getEntities(ids: readonly string[]): Promise<GraphEntity[]> {
+  async getEntities(ids: readonly string[], at: GraphAsOf = {}): Promise<GraphEntity[]> {
     const wanted = uuids(ids);
     if (wanted.length === 0) return [];
     const r = await this.guard(() =>
-      sql<EntityRow>`select ${ENTITY_COLUMNS} from graph_entities e where e.id = any(${wanted}::uuid[])
+      sql<EntityRow>`${asOfWith(at.asOf)} select ${ENTITY_COLUMNS} from graph_entities e where e.id = any(${wanted}::uuid[])
         order by e.id`.execute(this.db),
     );
     return r.rows.map((x) => this.toEntity(x));
   }
 
   /** Entities whose normalised name or a normalised alias is one of the normalised `names`; most mentioned first. */
-  async findEntities(q: {
-    names: readonly string[];
-    channelId?: string | undefined;
-    type?: EntityType | undefined;
-  }): Promise<GraphEntity[]> {
+  async findEntities(
+    q: {
+      names: readonly string[];
+      channelId?: string | undefined;
+      type?: EntityType | undefined;
+    } & GraphAsOf,
+  ): Promise<GraphEntity[]> {
     const norms = [...new Set(q.names.map(normalizeEntityName).filter((n) => n !== ''))];
     if (norms.length === 0) return [];
     const r = await this.guard(() =>
-      sql<EntityRow>`select ${ENTITY_COLUMNS} from graph_entities e
+      sql<EntityRow>`${asOfWith(q.asOf, q.channelId)} select ${ENTITY_COLUMNS} from graph_entities e
         where (e.norm = any(${norms}::text[]) or e.alias_norms && ${norms}::text[])
           ${q.channelId !== undefined ? sql`and e.channel_id = ${q.channelId}` : sql``}
           ${q.type ? sql`and e.type = ${q.type}` : sql``}
@@ -195,7 +203,7 @@ export class PostgresGraphStore implements GraphStore {
     if (q.source !== undefined) filters.push(sql`s.norm = ${normalizeEntityName(q.source)}`);
     if (q.target !== undefined) filters.push(sql`t.norm = ${normalizeEntityName(q.target)}`);
     const r = await this.guard(() =>
-      sql<RelationshipRow>`${RELATIONSHIP_SELECT} where ${sql.join(filters, sql` and `)}
+      sql<RelationshipRow>`${asOfWith(q.asOf, q.channelId)} ${RELATIONSHIP_SELECT} where ${sql.join(filters, sql` and `)}
         ${RELATIONSHIP_ORDER} limit ${Math.max(0, Math.floor(q.limit))}`.execute(this.db),
     );
     return r.rows.map(toRelationship);
@@ -206,15 +214,15 @@ export class PostgresGraphStore implements GraphStore {
    * per node and hop (DISTINCT ON) and never revisiting a node of its own path, so each level holds at most one
    * row per entity. Depth is clamped to 1..3.
    */
-  async neighborhood(seedIds: readonly string[], q: { depth: number; limit: number }): Promise<Subgraph> {
+  async neighborhood(seedIds: readonly string[], q: { depth: number; limit: number } & GraphAsOf): Promise<Subgraph> {
     const depth = Math.max(1, Math.min(MAX_NEIGHBORHOOD_DEPTH, Math.floor(q.depth)));
     const limit = Math.max(0, Math.floor(q.limit));
     return this.guard(async () => {
-      const seeds = await this.nodesInOrder(uuids(seedIds));
+      const seeds = await this.nodesInOrder(uuids(seedIds), q.asOf);
       if (seeds.length === 0) return { nodes: [], edges: [] };
       const seedIdList = seeds.map((s) => s.id);
       const others = await sql<{ id: string; name: string; type: EntityType; channel_id: string }>`
-        with recursive w(id, hops, path) as (
+        ${asOfWithRecursive(q.asOf)} w(id, hops, path) as (
           select s, 0, array[s] from unnest(${seedIdList}::uuid[]) s
           union all
           select distinct on (n.nb) n.nb, w.hops + 1, w.path || n.nb
@@ -231,26 +239,32 @@ export class PostgresGraphStore implements GraphStore {
         select e.id, e.name, e.type, e.channel_id from ranked k join graph_entities e on e.id = k.id
         order by k.hops, k.conf desc, e.name collate "C", e.id limit ${limit}`.execute(this.db);
       const nodes = [...seeds, ...others.rows.map(toNode)];
-      return { nodes, edges: await this.edgesAmong(nodes.map((n) => n.id)) };
+      return {
+        nodes,
+        edges: await this.edgesAmong(
+          nodes.map((n) => n.id),
+          q.asOf,
+        ),
+      };
     });
   }
 
   /** Relationships with exactly one end among `entityIds`, with that other end (see the port), by confidence. */
   async incidentRelationships(
     entityIds: readonly string[],
-    q: { limit: number },
+    q: { limit: number } & GraphAsOf,
   ): Promise<{ relationship: GraphRelationship; other: GraphNode }[]> {
     const ids = uuids(entityIds);
     const limit = Math.max(0, Math.floor(q.limit));
     if (ids.length === 0 || limit === 0) return [];
     return this.guard(async () => {
-      const r = await sql<RelationshipRow>`${RELATIONSHIP_SELECT}
+      const r = await sql<RelationshipRow>`${asOfWith(q.asOf)} ${RELATIONSHIP_SELECT}
         where (r.source_id = any(${ids}::uuid[])) <> (r.target_id = any(${ids}::uuid[]))
         ${RELATIONSHIP_ORDER} limit ${limit}`.execute(this.db);
       const rels = r.rows.map(toRelationship);
       const mine = new Set(ids);
       const otherId = (x: GraphRelationship) => (mine.has(x.source_id) ? x.target_id : x.source_id);
-      const nodes = new Map((await this.nodesInOrder([...new Set(rels.map(otherId))])).map((n) => [n.id, n]));
+      const nodes = new Map((await this.nodesInOrder([...new Set(rels.map(otherId))], q.asOf)).map((n) => [n.id, n]));
       return rels.flatMap((relationship) => {
         const other = nodes.get(otherId(relationship));
         return other ? [{ relationship, other }] : [];
@@ -266,6 +280,7 @@ export class PostgresGraphStore implements GraphStore {
     sourceIds: readonly string[],
     targetIds: readonly string[],
     maxDepth: number,
+    at: GraphAsOf = {},
   ): Promise<Subgraph | null> {
     const sources = uuids(sourceIds);
     const targets = uuids(targetIds);
@@ -273,7 +288,7 @@ export class PostgresGraphStore implements GraphStore {
     const depth = Math.max(0, Math.floor(maxDepth));
     return this.guard(async () => {
       const found = await sql<{ path: string[]; epath: string[] }>`
-        with recursive w(id, hops, path, epath) as (
+        ${asOfWithRecursive(at.asOf)} w(id, hops, path, epath) as (
           select e.id, 0, array[e.id], array[]::uuid[] from graph_entities e where e.id = any(${sources}::uuid[])
           union all
           select distinct on (n.nb) n.nb, w.hops + 1, w.path || n.nb, w.epath || n.rid
@@ -286,8 +301,8 @@ export class PostgresGraphStore implements GraphStore {
       if (!best) return null;
       const path = toArray(best.path);
       const epath = toArray(best.epath);
-      const nodes = await this.nodesInOrder(path);
-      const byId = new Map((await this.relationshipsByIds(epath)).map((r) => [r.id, r]));
+      const nodes = await this.nodesInOrder(path, at.asOf);
+      const byId = new Map((await this.relationshipsByIds(epath, at.asOf)).map((r) => [r.id, r]));
       return { nodes, edges: epath.map((id) => byId.get(id)!).filter(Boolean) };
     });
   }
@@ -296,7 +311,7 @@ export class PostgresGraphStore implements GraphStore {
    * Entities adjacent to at least one member of every group (members excluded), by summed relationship
    * confidence desc, then name; edges: the relationships joining group members to them.
    */
-  async commonNeighbors(groups: readonly (readonly string[])[]): Promise<Subgraph> {
+  async commonNeighbors(groups: readonly (readonly string[])[], when: GraphAsOf = {}): Promise<Subgraph> {
     if (groups.length === 0) return { nodes: [], edges: [] };
     const gis: number[] = [];
     const ids: string[] = [];
@@ -309,7 +324,7 @@ export class PostgresGraphStore implements GraphStore {
     if (new Set(gis).size < groups.length) return { nodes: [], edges: [] };
     return this.guard(async () => {
       const r = await sql<{ id: string; name: string; type: EntityType; channel_id: string; rids: string[] }>`
-        with g(gi, id) as (select * from unnest(${gis}::int[], ${ids}::uuid[])),
+        ${asOfWithMore(when.asOf)} g(gi, id) as (select * from unnest(${gis}::int[], ${ids}::uuid[])),
         adj as (
           select g.gi, r.target_id as nb, r.id as rid, r.confidence from g join graph_relationships r on r.source_id = g.id
           union all
@@ -325,7 +340,10 @@ export class PostgresGraphStore implements GraphStore {
         select e.id, e.name, e.type, e.channel_id, s.rids from scored s join graph_entities e on e.id = s.nb
         order by s.score desc, e.name collate "C", e.id`.execute(this.db);
       const nodes = r.rows.map(toNode);
-      const rels = await this.relationshipsByIds(r.rows.flatMap((x) => toArray(x.rids)));
+      const rels = await this.relationshipsByIds(
+        r.rows.flatMap((x) => toArray(x.rids)),
+        when.asOf,
+      );
       const position = new Map(nodes.map((n, i) => [n.id, i]));
       const at = (e: GraphRelationship) => position.get(e.source_id) ?? position.get(e.target_id) ?? 0;
       return { nodes, edges: rels.sort((a, b) => at(a) - at(b)) };
@@ -333,12 +351,14 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   /** Entity cards: entities grouped by (type, normalised name) across channels; see the class docstring. */
-  async entityGroups(q: {
-    channelId?: string | undefined;
-    channels?: readonly string[] | undefined;
-    type?: EntityType | undefined;
-    limit: number;
-  }): Promise<EntityGroup[]> {
+  async entityGroups(
+    q: {
+      channelId?: string | undefined;
+      channels?: readonly string[] | undefined;
+      type?: EntityType | undefined;
+      limit: number;
+    } & GraphAsOf,
+  ): Promise<EntityGroup[]> {
     const filters: RawBuilder<unknown>[] = [sql`true`];
     if (q.channelId !== undefined) filters.push(sql`channel_id = ${q.channelId}`);
     // The channels a restricted caller sees: groups, their entities and their facts only from these.
@@ -356,7 +376,7 @@ export class PostgresGraphStore implements GraphStore {
         fact_count: number;
         last_mentioned_at: Date | string;
       }>`
-        with keys as (select distinct type, norm from graph_entities where ${sql.join(filters, sql` and `)})
+        ${asOfWithMore(q.asOf)} keys as (select distinct type, norm from graph_entities where ${sql.join(filters, sql` and `)})
         select e.type, e.norm as key,
           (array_agg(e.name order by e.mention_count desc, e.message_ts, e.id))[1] as name,
           array_agg(e.id::text order by e.mention_count desc, e.message_ts, e.id) as entity_ids,
@@ -427,30 +447,38 @@ export class PostgresGraphStore implements GraphStore {
     };
   }
 
-  /** The existing entities among `ids` as nodes, in the order of `ids`. */
-  private async nodesInOrder(ids: readonly string[]): Promise<GraphNode[]> {
+  /** The existing entities among `ids` (as of `asOf`) as nodes, in the order of `ids`. */
+  private async nodesInOrder(ids: readonly string[], asOf?: string): Promise<GraphNode[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('graph_entities')
-      .select(['id', 'name', 'type', 'channel_id'])
-      .where('id', 'in', [...ids])
-      .execute();
+    const rows =
+      asOf === undefined
+        ? await this.db
+            .selectFrom('graph_entities')
+            .select(['id', 'name', 'type', 'channel_id'])
+            .where('id', 'in', [...ids])
+            .execute()
+        : (
+            await sql<{ id: string; name: string; type: string; channel_id: string }>`${asOfWith(asOf)}
+              select e.id, e.name, e.type, e.channel_id from graph_entities e where e.id = any(${uuids(ids)}::uuid[])`.execute(
+              this.db,
+            )
+          ).rows;
     const byId = new Map(rows.map((x) => [x.id, toNode({ ...x, type: x.type as EntityType })]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
-  private async edgesAmong(ids: readonly string[]): Promise<GraphRelationship[]> {
+  private async edgesAmong(ids: readonly string[], asOf?: string): Promise<GraphRelationship[]> {
     if (ids.length === 0) return [];
-    const r = await sql<RelationshipRow>`${RELATIONSHIP_SELECT}
+    const r = await sql<RelationshipRow>`${asOfWith(asOf)} ${RELATIONSHIP_SELECT}
       where r.source_id = any(${[...ids]}::uuid[]) and r.target_id = any(${[...ids]}::uuid[])
       ${RELATIONSHIP_ORDER}`.execute(this.db);
     return r.rows.map(toRelationship);
   }
 
-  private async relationshipsByIds(ids: readonly string[]): Promise<GraphRelationship[]> {
+  private async relationshipsByIds(ids: readonly string[], asOf?: string): Promise<GraphRelationship[]> {
     const wanted = uuids(ids);
     if (wanted.length === 0) return [];
-    const r = await sql<RelationshipRow>`${RELATIONSHIP_SELECT} where r.id = any(${wanted}::uuid[])
+    const r = await sql<RelationshipRow>`${asOfWith(asOf)} ${RELATIONSHIP_SELECT} where r.id = any(${wanted}::uuid[])
       ${RELATIONSHIP_ORDER}`.execute(this.db);
     return r.rows.map(toRelationship);
   }

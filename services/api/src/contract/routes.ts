@@ -75,6 +75,7 @@ import {
   WikiEntityPageSchema,
   WikiJobStartedSchema,
   WikiMetadataSchema,
+  WikiPageDiffSchema,
   WikiPageResponseSchema,
   WikiRebuildStartedSchema,
   WikiStatusSchema,
@@ -207,6 +208,7 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/digests', documented: 'docs/digests.md' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
+  { route: 'GET /api/wiki/pages/{page_id}/diff', documented: 'docs/wiki.md "History: as of a date, and page diffs"' },
 ];
 
 /**
@@ -229,6 +231,7 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+  'GET /api/wiki/pages/{page_id}/diff': json(WikiPageDiffSchema),
 };
 
 /**

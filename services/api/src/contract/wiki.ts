@@ -240,3 +240,25 @@ export const WikiEntityPageSchema = z.strictObject({
   /** Ours (docs/access.md): mentions in channels the caller cannot see are left out; always false for admins. */
   restricted: z.boolean(),
 });
+
+/** One side of a page diff: the version compared, when it was generated, and whether the page existed in it. */
+const WikiDiffSideSchema = z.strictObject({
+  version_number: Int.min(1),
+  generated_at: Timestamp,
+  page_exists: z.boolean(),
+});
+
+/**
+ * GET /api/wiki/pages/{page_id}/diff (issue 27 point 2, a documented addition, docs/wiki.md "History"): the unified
+ * line diff of a page between two versions (`diff` empty when unchanged), with the counts of added and removed lines.
+ */
+export const WikiPageDiffSchema = z.strictObject({
+  channel_id: Id,
+  page_id: z.string().min(1),
+  from: WikiDiffSideSchema,
+  to: WikiDiffSideSchema,
+  changed: z.boolean(),
+  added_lines: Count,
+  removed_lines: Count,
+  diff: z.string(),
+});

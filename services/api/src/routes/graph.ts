@@ -1,4 +1,12 @@
-import { AtlasError, deterministicId, EntityType, normalizeEntityName, notFound, RelationshipType } from '@atlas/core';
+import {
+  AsOf,
+  AtlasError,
+  deterministicId,
+  EntityType,
+  normalizeEntityName,
+  notFound,
+  RelationshipType,
+} from '@atlas/core';
 import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
@@ -16,6 +24,8 @@ const KEY_FACTS = 5;
 const RELATED_ON_CARD = 20;
 const RELATED_SCAN = 200;
 
+/** `?as_of=` alone (issue 27 point 2): the entity detail and card routes. */
+const AsOfQuery = z.object({ as_of: AsOf.optional() });
 const Limit = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
 const Names = z
   .string()
@@ -107,10 +117,11 @@ const resolveNames = async (
   names: readonly string[],
   channelId: string | undefined,
   visible: ReadonlySet<string> | null = null,
+  asOf?: string,
 ): Promise<string[][]> => {
   const groups: string[][] = [];
   for (const name of names) {
-    const found = (await graph.findEntities({ names: [name], channelId })).filter(
+    const found = (await graph.findEntities({ names: [name], channelId, asOf })).filter(
       (e) => !visible || visible.has(e.channel_id),
     );
     if (found.length === 0) throw notFound('entity', name);
@@ -126,7 +137,8 @@ const resolveNames = async (
  * clustered add none. related_entities: {name, type, relationship} of the OTHER end of each relationship touching
  * one of its entities (GraphStore.incidentRelationships), one entry per (name, type, relationship), most confident
  * first, at most 20. `visible` (a restricted caller's channels): the card is made of the entities of those channels
- * only (their facts, relationships, channels and counts); none there → null, as for an unknown name.
+ * only (their facts, relationships, channels and counts); none there → null, as for an unknown name. `asOf` (issue 27
+ * point 2): the card as of that instant (GraphAsOf; the facts stated by then, with their validity then).
  */
 export const entityCard = async (
   graph: GraphStore,
@@ -135,8 +147,11 @@ export const entityCard = async (
   name: string,
   now = Date.now(),
   visible: ReadonlySet<string> | null = null,
+  asOf?: string,
 ) => {
-  const found = (await graph.findEntities({ names: [name] })).filter((e) => !visible || visible.has(e.channel_id));
+  const found = (await graph.findEntities({ names: [name], asOf })).filter(
+    (e) => !visible || visible.has(e.channel_id),
+  );
   if (found.length === 0) return null;
   const groups = new Map<string, GraphEntity[]>();
   for (const e of found) {
@@ -147,7 +162,10 @@ export const entityCard = async (
   const group = [...groups.values()].sort((a, b) => weight(b) - weight(a))[0]!;
   const main = [...group].sort((a, b) => b.mention_count - a.mention_count)[0]!;
   const factIds = [...new Set(group.flatMap((e) => e.source_fact_ids))];
-  const [memories, clusters] = await Promise.all([documents.getMemories(factIds), wiki.clusterIdsOf(factIds)]);
+  const [memories, clusters] = await Promise.all([
+    documents.getMemories(factIds, { asOf }),
+    wiki.clusterIdsOf(factIds),
+  ]);
   const facts = [...memories.values()];
   const breakdown: Record<string, number> = {};
   for (const f of facts) breakdown[f.fact_type] = (breakdown[f.fact_type] ?? 0) + 1;
@@ -164,7 +182,7 @@ export const entityCard = async (
   // a neighbourhood's edges also join two neighbours, which are not this entity's relations.
   const ids = new Set(group.map((e) => e.id));
   const related = new Map<string, { name: string; type: string; relationship: string }>();
-  for (const { relationship, other } of await graph.incidentRelationships([...ids], { limit: RELATED_SCAN })) {
+  for (const { relationship, other } of await graph.incidentRelationships([...ids], { limit: RELATED_SCAN, asOf })) {
     const k = `${other.name}\u0000${other.type}\u0000${relationship.type}`;
     if (!related.has(k)) related.set(k, { name: other.name, type: other.type, relationship: relationship.type });
   }
@@ -246,7 +264,8 @@ export interface GraphRoutesOptions {
 /**
  * Every /api/graph route (spec "Graph"). Limits: entities default 50, max 200; relationships default 50
  * (max 200); cards default 20 (max 200); neighbors depth default 1, max 3. The shapes of subgraph, path
- * and common-neighbors are ours ({nodes, edges}, docs/graph.md "Routes").
+ * and common-neighbors are ours ({nodes, edges}, docs/graph.md "Routes"). Every route takes `as_of` (issue 27 point 2,
+ * GraphAsOf): the graph as it stood at that instant; a bad one is 400 INVALID_REQUEST, a future one is now.
  */
 export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -262,6 +281,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           type: EntityType.optional(),
           status: z.enum(['active', 'pending']).optional(),
           limit: Limit(50, 200),
+          as_of: AsOf.optional(),
         }),
       },
     },
@@ -273,6 +293,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           type: query.type,
           status: query.status,
           limit: query.limit,
+          asOf: query.as_of,
         })
       ).map((e) => entityView(e));
     },
@@ -287,19 +308,29 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           channel_id: z.string().min(1).optional(),
           entity_type: EntityType.optional(),
           limit: Limit(20, 200),
+          as_of: AsOf.optional(),
         }),
       },
     },
     async ({ query, visibleChannels }) => {
       await known(query.channel_id);
-      const now = Date.now();
+      const asOf = query.as_of;
+      const now = asOf ? Date.parse(asOf) : Date.now();
       const groups = await graph.entityGroups({
         channelId: query.channel_id,
         channels: visibleChannels ?? undefined, // a restricted caller's channels only (visibility.ts)
         type: query.entity_type,
         limit: query.limit,
+        asOf,
       });
-      const main = new Map((await graph.getEntities(groups.flatMap((g) => g.entity_ids))).map((e) => [e.id, e]));
+      const main = new Map(
+        (
+          await graph.getEntities(
+            groups.flatMap((g) => g.entity_ids),
+            { asOf },
+          )
+        ).map((e) => [e.id, e]),
+      );
       return groups.map((g) => {
         const best = g.entity_ids
           .map((id) => main.get(id))
@@ -317,32 +348,36 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
   );
 
   /** The entity `ref` when the caller may see its channel; else 404, as for an unknown entity. */
-  const visibleEntity = async (ref: string, visible: ReadonlySet<string> | null) => {
-    const e = await graph.getEntity(ref);
+  const visibleEntity = async (ref: string, visible: ReadonlySet<string> | null, asOf?: string) => {
+    const e = await graph.getEntity(ref, { asOf });
     if (!e || (visible && !visible.has(e.channel_id))) throw notFound('entity', ref);
     return e;
   };
 
-  app.get('/api/graph/entities/:ref', { schema: { params: z.object({ ref: z.string() }) } }, async (request) => {
-    const { params } = request;
-    const e = await visibleEntity(params.ref, visibleOf(request));
-    return entityView(e, true);
-  });
+  app.get(
+    '/api/graph/entities/:ref',
+    { schema: { params: z.object({ ref: z.string() }), querystring: AsOfQuery } },
+    async (request) => {
+      const { params, query } = request;
+      const e = await visibleEntity(params.ref, visibleOf(request), query.as_of);
+      return entityView(e, true);
+    },
+  );
 
   app.get(
     '/api/graph/entities/:ref/neighbors',
     {
       schema: {
         params: z.object({ ref: z.string() }),
-        querystring: z.object({ depth: Limit(1, 3), limit: Limit(50, 200) }),
+        querystring: z.object({ depth: Limit(1, 3), limit: Limit(50, 200), as_of: AsOf.optional() }),
       },
     },
     async (request) => {
       const { params, query } = request;
       const visible = visibleOf(request);
-      await visibleEntity(params.ref, visible);
+      await visibleEntity(params.ref, visible, query.as_of);
       const g = visibleGraph(
-        await graph.neighborhood([params.ref], { depth: query.depth, limit: query.limit }),
+        await graph.neighborhood([params.ref], { depth: query.depth, limit: query.limit, asOf: query.as_of }),
         visible,
       );
       return { nodes: g.nodes.map((n) => ({ id: n.id, name: n.name, type: n.type })), edges: g.edges.map(edgeView) };
@@ -351,10 +386,12 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
 
   app.get(
     '/api/graph/entities/:ref/card',
-    { schema: { params: z.object({ ref: z.string().min(1) }) } },
+    { schema: { params: z.object({ ref: z.string().min(1) }), querystring: AsOfQuery } },
     async (request) => {
-      const { params } = request;
-      const card = await entityCard(graph, documents, ports.wiki, params.ref, Date.now(), visibleOf(request));
+      const { params, query } = request;
+      const asOf = query.as_of;
+      const now = asOf ? Date.parse(asOf) : Date.now();
+      const card = await entityCard(graph, documents, ports.wiki, params.ref, now, visibleOf(request), asOf);
       if (!card) throw notFound('entity', params.ref);
       return card;
     },
@@ -370,6 +407,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           source: z.string().min(1).optional(),
           target: z.string().min(1).optional(),
           limit: Limit(50, 200),
+          as_of: AsOf.optional(),
         }),
       },
     },
@@ -382,6 +420,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           source: query.source,
           target: query.target,
           limit: query.limit,
+          asOf: query.as_of,
         })
       ).map(relationshipView);
     },
@@ -389,10 +428,23 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
 
   app.get(
     '/api/graph/decisions',
-    { schema: { querystring: z.object({ channel_id: z.string().min(1), status: z.string().min(1).optional() }) } },
+    {
+      schema: {
+        querystring: z.object({
+          channel_id: z.string().min(1),
+          status: z.string().min(1).optional(),
+          as_of: AsOf.optional(), // issue 27 point 2: each decision in the state it had then
+        }),
+      },
+    },
     async ({ query }) => {
       await known(query.channel_id);
-      const rows = await graph.listEntities({ channelId: query.channel_id, type: 'Decision', limit: 10_000 });
+      const rows = await graph.listEntities({
+        channelId: query.channel_id,
+        type: 'Decision',
+        limit: 10_000,
+        asOf: query.as_of,
+      });
       return rows
         .map((e) => ({
           name: e.name,
@@ -416,6 +468,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           depth: Limit(1, 3),
           limit: Limit(50, 200),
           channel_id: z.string().min(1).optional(),
+          as_of: AsOf.optional(),
         }),
       },
     },
@@ -423,8 +476,8 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
       const { query } = request;
       const visible = visibleOf(request);
       await known(query.channel_id);
-      const groups = await resolveNames(graph, query.entities, query.channel_id, visible);
-      const g = await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit });
+      const groups = await resolveNames(graph, query.entities, query.channel_id, visible, query.as_of);
+      const g = await graph.neighborhood(groups.flat(), { depth: query.depth, limit: query.limit, asOf: query.as_of });
       return graphView(visibleGraph(g, visible));
     },
   );
@@ -438,6 +491,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
           target: z.string().min(1),
           max_depth: Limit(3, 6),
           channel_id: z.string().min(1).optional(),
+          as_of: AsOf.optional(),
         }),
       },
     },
@@ -445,8 +499,9 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
       const { query } = request;
       const visible = visibleOf(request);
       await known(query.channel_id);
-      const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id, visible);
-      const found = await graph.shortestPath(from!, to!, query.max_depth);
+      const asOf = query.as_of;
+      const [from, to] = await resolveNames(graph, [query.source, query.target], query.channel_id, visible, asOf);
+      const found = await graph.shortestPath(from!, to!, query.max_depth, { asOf });
       // A path through a channel the caller does not see is no path for it (relationships stay within a channel).
       const path = found && visibleGraph(found, visible).nodes.length === found.nodes.length ? found : null;
       return { ...graphView(path ?? { nodes: [], edges: [] }), length: path ? path.edges.length : null };
@@ -455,15 +510,19 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
 
   app.get(
     '/api/graph/common-neighbors',
-    { schema: { querystring: z.object({ entities: Names, channel_id: z.string().min(1).optional() }) } },
+    {
+      schema: {
+        querystring: z.object({ entities: Names, channel_id: z.string().min(1).optional(), as_of: AsOf.optional() }),
+      },
+    },
     async (request) => {
       const { query } = request;
       const visible = visibleOf(request);
       if (query.entities.length < 2)
         throw new AtlasError('INVALID_REQUEST', 'common-neighbors needs at least two comma-separated entity names');
       await known(query.channel_id);
-      const groups = await resolveNames(graph, query.entities, query.channel_id, visible);
-      return graphView(visibleGraph(await graph.commonNeighbors(groups), visible));
+      const groups = await resolveNames(graph, query.entities, query.channel_id, visible, query.as_of);
+      return graphView(visibleGraph(await graph.commonNeighbors(groups, { asOf: query.as_of }), visible));
     },
   );
 };

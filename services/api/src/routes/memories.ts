@@ -1,4 +1,4 @@
-import { FactType, Importance, notFound } from '@atlas/core';
+import { AsOf, FactType, Importance, notFound } from '@atlas/core';
 import type { DocumentStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
@@ -20,6 +20,7 @@ const MemoriesQuery = z.object({
   since: IsoTime.optional(),
   until: IsoTime.optional(),
   fact_type: FactType.optional(),
+  as_of: AsOf.optional(), // issue 27 point 2: the facts stated by then
 });
 
 /** What the memories routes read: the facts and the wiki's clusters. */
@@ -32,7 +33,8 @@ export interface MemoryRoutesOptions {
 /**
  * GET /api/memories, /api/memories/topics, /api/memories/entities, /api/memories/{memory_id} (spec "Memories"). An
  * unknown channel_id is 404 NOT_FOUND (known-channel.ts). The detail form's cluster_id is the wiki's current
- * assignment (memory-clusters.ts), null for a fact the wiki has not clustered yet.
+ * assignment (memory-clusters.ts), null for a fact the wiki has not clustered yet. `as_of` (list and detail; issue 27
+ * point 2) answers as of that instant: the facts stated by then, with their validity then (DocumentStore AsOfRead).
  */
 export const memoryRoutes: FastifyPluginAsync<MemoryRoutesOptions> = async (root, ports) => {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -45,6 +47,7 @@ export const memoryRoutes: FastifyPluginAsync<MemoryRoutesOptions> = async (root
       ...query,
       channelId: query.channel_id,
       factType: query.fact_type,
+      asOf: query.as_of,
     });
     return { memories: rows, total, page: query.page, pages: Math.ceil(total / query.limit) };
   });
@@ -71,9 +74,15 @@ export const memoryRoutes: FastifyPluginAsync<MemoryRoutesOptions> = async (root
 
   app.get(
     '/api/memories/:memory_id',
-    { schema: { params: z.object({ memory_id: z.string().min(1) }) } },
-    async ({ params }) => {
-      const memory = await documents.getMemory(params.memory_id);
+    {
+      schema: {
+        params: z.object({ memory_id: z.string().min(1) }),
+        // issue 27 point 2: the fact as Atlas knew it then (404 when stated after; validity as of then)
+        querystring: z.object({ as_of: AsOf.optional() }),
+      },
+    },
+    async ({ params, query }) => {
+      const memory = await documents.getMemory(params.memory_id, { asOf: query.as_of });
       if (!memory) throw notFound('memory', params.memory_id);
       return (await withClusterIds(ports.wiki, [memory]))[0]!;
     },

@@ -1,4 +1,4 @@
-import { FactType, type FreshnessPort, Importance } from '@atlas/core';
+import { AsOf, FactType, type FreshnessPort, Importance } from '@atlas/core';
 import { type SearchPorts, searchMemories } from '@atlas/query';
 import type { DocumentStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
@@ -26,6 +26,7 @@ const MemorySearchBody = z.object({
   // `relevance` is the spec's seen value; `recent` orders the same results newest first.
   sort: z.enum(['relevance', 'recent']).default('relevance'),
   limit: z.number().int().min(1).max(100).default(10),
+  as_of: AsOf.optional(), // issue 27 point 2: search what was known then (POST /api/search's as_of)
 });
 
 /** What memory search reads: the search's ports, the facts' detail forms and the wiki's clusters. */
@@ -57,9 +58,10 @@ export const memorySearchRoutes: FastifyPluginAsync<MemorySearchRoutesOptions> =
       include_citations: false,
       search_mode: 'hybrid',
       fuzzy: false,
+      as_of: body.as_of,
     });
     const ids = res.results.map((r) => r.memory.id);
-    const found = await ports.documents.getMemories(ids);
+    const found = await ports.documents.getMemories(ids, { asOf: body.as_of });
     const full = new Map((await withClusterIds(ports.wiki, [...found.values()])).map((m) => [m.id, m]));
     let results = res.results.flatMap((r) => {
       const memory = full.get(r.memory.id);
