@@ -2200,6 +2200,7 @@ export interface paths {
                     since?: string;
                     until?: string;
                     fact_type?: "decision" | "opinion" | "observation" | "action_item" | "question";
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2859,7 +2860,9 @@ export interface paths {
         /** @description Needs a key with the role reader or above. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    as_of?: string;
+                };
                 header?: never;
                 path: {
                     memory_id: string;
@@ -3765,6 +3768,7 @@ export interface paths {
                         sort?: "relevance" | "recent";
                         /** @default 10 */
                         limit?: number;
+                        as_of?: string;
                     };
                 };
             };
@@ -4094,6 +4098,7 @@ export interface paths {
                         fuzziness?: string;
                         facets?: ("fact_type" | "importance" | "topics")[];
                         proximity?: number;
+                        as_of?: string;
                     };
                 };
             };
@@ -4384,6 +4389,7 @@ export interface paths {
                     type?: "Person" | "Decision" | "Project" | "Technology" | "Team" | "Meeting";
                     status?: "active" | "pending";
                     limit?: number;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4611,6 +4617,7 @@ export interface paths {
                     channel_id?: string;
                     entity_type?: "Person" | "Decision" | "Project" | "Technology" | "Team" | "Meeting";
                     limit?: number;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4825,7 +4832,9 @@ export interface paths {
         /** @description Needs a key with the role reader or above. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    as_of?: string;
+                };
                 header?: never;
                 path: {
                     ref: string;
@@ -5055,6 +5064,7 @@ export interface paths {
                 query?: {
                     depth?: number;
                     limit?: number;
+                    as_of?: string;
                 };
                 header?: never;
                 path: {
@@ -5282,7 +5292,9 @@ export interface paths {
         /** @description Needs a key with the role reader or above. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    as_of?: string;
+                };
                 header?: never;
                 path: {
                     ref: string;
@@ -5523,6 +5535,7 @@ export interface paths {
                     source?: string;
                     target?: string;
                     limit?: number;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5746,6 +5759,7 @@ export interface paths {
                 query: {
                     channel_id: string;
                     status?: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5966,6 +5980,7 @@ export interface paths {
                     depth?: number;
                     limit?: number;
                     channel_id?: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -6197,6 +6212,7 @@ export interface paths {
                     target: string;
                     max_depth?: number;
                     channel_id?: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -6427,6 +6443,7 @@ export interface paths {
                 query: {
                     entities: string;
                     channel_id?: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -8793,6 +8810,7 @@ export interface paths {
             parameters: {
                 query: {
                     channel_id: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path?: never;
@@ -9010,6 +9028,7 @@ export interface paths {
             parameters: {
                 query: {
                     channel_id: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path: {
@@ -11802,6 +11821,236 @@ export interface paths {
                                 }[];
                                 summary: string;
                             };
+                        };
+                    };
+                };
+                /** @description The shared error body: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INVALID_REQUEST";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: UNAUTHORIZED */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "UNAUTHORIZED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: FORBIDDEN */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "FORBIDDEN";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "NOT_FOUND";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_TIMEOUT */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_TIMEOUT";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "RATE_LIMIT_EXCEEDED";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: REQUEST_HEADERS_TOO_LARGE */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "REQUEST_HEADERS_TOO_LARGE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "INTERNAL_ERROR";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The shared error body: STORE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @enum {string} */
+                                code: "STORE_UNAVAILABLE";
+                                message: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/wiki/pages/{page_id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Needs a key with the role reader or above. Beyond the spec's endpoints.txt; documented in docs/wiki.md "History: as of a date, and page diffs". */
+        get: {
+            parameters: {
+                query: {
+                    channel_id: string;
+                    from: string;
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    page_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channel_id: string;
+                            page_id: string;
+                            from: {
+                                version_number: number;
+                                generated_at: string;
+                                page_exists: boolean;
+                            };
+                            to: {
+                                version_number: number;
+                                generated_at: string;
+                                page_exists: boolean;
+                            };
+                            changed: boolean;
+                            added_lines: number;
+                            removed_lines: number;
+                            diff: string;
                         };
                     };
                 };
