@@ -9,6 +9,7 @@ export * from './domain.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './ids.js';
+export * from './lifecycle.js';
 export * from './membership.js';
 export * from './schedule.js';
 export * from './sync.js';
