@@ -14,6 +14,7 @@ import { type AuditRoutesOptions, auditRoutes } from './routes/audit.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
 import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
 import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
+import { type DecisionRoutesOptions, decisionRoutes } from './routes/decisions.js';
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
@@ -50,6 +51,7 @@ export type AppDeps = HomeRoutesOptions &
   MemorySearchRoutesOptions &
   SearchRoutesOptions &
   GraphRoutesOptions &
+  DecisionRoutesOptions &
   AdminRoutesOptions &
   AclRoutesOptions &
   WikiRoutesOptions &
@@ -129,7 +131,8 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(memoryRoutes, { documents, wiki });
   await app.register(memorySearchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, wiki });
   await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion });
-  await app.register(graphRoutes, { graph, documents, wiki });
+  await app.register(graphRoutes, { graph, documents, wiki, lifecycle: deps.lifecycle });
+  await app.register(decisionRoutes, { documents, lifecycle: deps.lifecycle });
   await app.register(adminRoutes, {
     backfillEntities: deps.backfillEntities,
     backfillEmbeddings: deps.backfillEmbeddings,

@@ -29,6 +29,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
+import { LifecycleItemDetailSchema, LifecyclePageSchema } from './decisions.js';
 import {
   BackfillResultSchema,
   DeadLetterDetailSchema,
@@ -204,6 +205,9 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/imports/{import_id}', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
+  { route: 'GET /api/decisions', documented: 'docs/decisions.md "Routes"' },
+  { route: 'GET /api/decisions/{item_id}', documented: 'docs/decisions.md "Routes"' },
+  { route: 'GET /api/channels/{channel_id}/decisions', documented: 'docs/decisions.md "Routes"' },
 ];
 
 /**
@@ -224,6 +228,9 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+  'GET /api/decisions': json(LifecyclePageSchema),
+  'GET /api/decisions/{item_id}': json(LifecycleItemDetailSchema),
+  'GET /api/channels/{channel_id}/decisions': json(LifecyclePageSchema),
 };
 
 /**

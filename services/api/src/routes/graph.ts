@@ -1,9 +1,18 @@
 import { AtlasError, deterministicId, EntityType, normalizeEntityName, notFound, RelationshipType } from '@atlas/core';
-import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph, WikiStore } from '@atlas/stores';
+import type {
+  DocumentStore,
+  GraphEntity,
+  GraphRelationship,
+  GraphStore,
+  LifecycleStore,
+  Subgraph,
+  WikiStore,
+} from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { decisionRecords } from './graph-decisions.js';
 import { channelCheck } from './known-channel.js';
 
 /** Days after which a card's staleness_score reaches 0.5 (it is 1 − 0.5^(days since last mention / 90)). */
@@ -241,6 +250,8 @@ export interface GraphRoutesOptions {
   graph: GraphStore;
   documents: DocumentStore;
   wiki: WikiStore<WikiPage, WikiStructure>;
+  /** The lifecycle store: decisions' status and superseded_by (graph-decisions.ts); absent: the graph's own. */
+  lifecycle?: Pick<LifecycleStore, 'byIds'> | null;
 }
 
 /**
@@ -393,15 +404,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
     async ({ query }) => {
       await known(query.channel_id);
       const rows = await graph.listEntities({ channelId: query.channel_id, type: 'Decision', limit: 10_000 });
-      return rows
-        .map((e) => ({
-          name: e.name,
-          decided_by: e.properties.decided_by || null, // not stated: null (docs/conventions.md)
-          status: e.properties.status ?? 'agreed',
-          superseded_by: e.properties.superseded_by ?? null,
-          date: e.properties.date ?? e.message_ts.slice(0, 10),
-          context: e.properties.context || null,
-        }))
+      return (await decisionRecords(rows, ports.lifecycle))
         .filter((d) => !query.status || d.status === query.status)
         .sort((a, b) => b.date.localeCompare(a.date) || a.name.localeCompare(b.name));
     },

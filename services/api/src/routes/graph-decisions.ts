@@ -1,0 +1,70 @@
+import type { LifecycleItem } from '@atlas/core';
+import type { GraphEntity, LifecycleStore } from '@atlas/stores';
+
+/** Spec "Decision record" (GET /api/graph/decisions). */
+export interface DecisionRecord {
+  name: string;
+  decided_by: string | null;
+  status: string;
+  superseded_by: string | null;
+  date: string;
+  context: string | null;
+}
+
+/** The spec's decision status of a lifecycle state: proposed, agreed (decided), superseded (superseded or reverted). */
+const STATUS: Record<string, string> = {
+  proposed: 'proposed',
+  decided: 'agreed',
+  superseded: 'superseded',
+  reverted: 'superseded',
+};
+
+/**
+ * The decision records of a channel's Decision entities (issue 27 point 1: GET /api/graph/decisions fills `status` and
+ * `superseded_by` from the lifecycle). A Decision entity's lifecycle item is the item of its newest source fact (an
+ * item's id is its fact's id). With an item: status from its state (an `implemented` entity stays implemented while
+ * the item is decided), superseded_by the name of the Decision entity holding the superseding fact (else that item's
+ * title). Without one (the lifecycle projector has not seen it, or no store): the graph's own properties, as before.
+ */
+export const decisionRecords = async (
+  rows: readonly GraphEntity[],
+  lifecycle: Pick<LifecycleStore, 'byIds'> | null | undefined,
+): Promise<DecisionRecord[]> => {
+  const items = lifecycle
+    ? await lifecycle.byIds([...new Set(rows.flatMap((e) => e.source_fact_ids))])
+    : new Map<string, LifecycleItem>();
+  const entityOfFact = new Map<string, GraphEntity>();
+  for (const e of rows) for (const f of e.source_fact_ids) entityOfFact.set(f, e);
+  const newer = lifecycle
+    ? await lifecycle.byIds([
+        ...new Set([...items.values()].map((i) => i.supersededBy).filter((x): x is string => !!x)),
+      ])
+    : new Map<string, LifecycleItem>();
+  return rows.map((e) => {
+    const own = e.source_fact_ids
+      .map((f) => items.get(f))
+      .filter((i): i is LifecycleItem => i !== undefined && i.kind === 'decision')
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .at(-1);
+    const graphStatus = e.properties.status ?? 'agreed';
+    const status = own
+      ? own.state === 'decided' && graphStatus === 'implemented'
+        ? 'implemented'
+        : (STATUS[own.state] ?? graphStatus)
+      : graphStatus;
+    const by = own?.supersededBy ?? null;
+    const supersededBy = own
+      ? by
+        ? (entityOfFact.get(by)?.name ?? newer.get(by)?.title ?? by)
+        : null
+      : (e.properties.superseded_by ?? null);
+    return {
+      name: e.name,
+      decided_by: e.properties.decided_by || null, // not stated: null (docs/conventions.md)
+      status,
+      superseded_by: supersededBy,
+      date: e.properties.date ?? e.message_ts.slice(0, 10),
+      context: e.properties.context || null,
+    };
+  });
+};
