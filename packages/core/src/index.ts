@@ -11,6 +11,7 @@ export * from './errors.js';
 export * from './events.js';
 export * from './freshness.js';
 export * from './ids.js';
+export * from './lifecycle.js';
 export * from './membership.js';
 export * from './schedule.js';
 export * from './sync.js';

@@ -11,3 +11,4 @@ export { OfflineFactExtractor } from './facts/offline-extractor.js';
 export type { ExtractionInput, FactExtractor, ThreadContext } from './facts/port.js';
 export { type Preprocessed, preprocess, summarizeThreadContext } from './facts/preprocess.js';
 export { selectFacts } from './facts/select.js';
+export * from './lifecycle/index.js';

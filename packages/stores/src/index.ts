@@ -34,6 +34,8 @@ export * from './keyword/elasticsearch-index.js';
 export * from './keyword/migrations.js';
 export * from './keyword/port.js';
 export * from './keyword/postgres-index.js';
+export * from './lifecycle/lifecycle-store.js';
+export * from './lifecycle/migrations.js';
 export * from './stats/migrations.js';
 export * from './stats/prices.js';
 export * from './stats/stats-store.js';

@@ -15,6 +15,7 @@ import { type AuditRoutesOptions, auditRoutes } from './routes/audit.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
 import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
 import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
+import { type DecisionRoutesOptions, decisionRoutes } from './routes/decisions.js';
 import { type DigestRoutesOptions, digestRoutes } from './routes/digests.js';
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
@@ -53,6 +54,7 @@ export type AppDeps = HomeRoutesOptions &
   MemorySearchRoutesOptions &
   SearchRoutesOptions &
   GraphRoutesOptions &
+  DecisionRoutesOptions &
   AdminRoutesOptions &
   AclRoutesOptions &
   WikiRoutesOptions &
@@ -144,7 +146,8 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
     freshness,
   });
   await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, freshness });
-  await app.register(graphRoutes, { graph, documents, wiki });
+  await app.register(graphRoutes, { graph, documents, wiki, lifecycle: deps.lifecycle });
+  await app.register(decisionRoutes, { documents, lifecycle: deps.lifecycle });
   await app.register(adminRoutes, {
     backfillEntities: deps.backfillEntities,
     backfillEmbeddings: deps.backfillEmbeddings,

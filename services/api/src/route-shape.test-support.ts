@@ -56,6 +56,8 @@ export const unknownChannelCalls = (nope: string, sessionId: string): [Method, s
   ['POST', `/api/channels/${nope}/ask/feedback`, { session_id: sessionId, message_id: 'm', rating: 'up' }],
   ['GET', `/api/channels/${nope}/ask/history`],
   ['GET', `/api/channels/${nope}/ask/sessions`],
+  ['GET', `/api/channels/${nope}/decisions`],
+  ['GET', `/api/decisions?channel_id=${nope}`],
   ['GET', `/api/channels/${nope}/ask/sessions/${sessionId}`],
   ['DELETE', `/api/channels/${nope}/ask/sessions/${sessionId}`],
   ['GET', `/api/stats/channel/${nope}`],

@@ -10,6 +10,7 @@ export const PROJECTOR_SERVICES = [
   'entities',
   'graph',
   'wiki',
+  'lifecycle',
   'sync-jobs',
   'sync-schedules',
   'stats',

@@ -7,6 +7,7 @@ export * from './embeddings.js';
 export * from './facts.js';
 export * from './graph.js';
 export * from './keyword.js';
+export * from './lifecycle.js';
 export * from './llm-recovery.js';
 export * from './metrics.js';
 export * from './reconciler.js';

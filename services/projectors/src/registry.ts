@@ -6,6 +6,7 @@ import { embeddingsProjector } from './embeddings.js';
 import { factsProjector } from './facts.js';
 import { entitiesProjector, graphProjector } from './graph.js';
 import { keywordProjector } from './keyword.js';
+import { lifecycleProjector } from './lifecycle.js';
 import { reconcilerProjector } from './reconciler.js';
 import { statsProjector } from './stats.js';
 import { syncJobsProjector } from './sync/sync-jobs.js';
@@ -21,6 +22,7 @@ export const PROJECTORS = [
   entitiesProjector,
   graphProjector,
   wikiProjector,
+  lifecycleProjector,
   syncJobsProjector,
   syncSchedulesProjector,
   statsProjector,

@@ -102,6 +102,7 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   documents: rt.documents,
   keyword: rt.keyword,
   graph: rt.graph,
+  lifecycle: rt.lifecycle,
   graphExpansion: rt.cfg.SEARCH_GRAPH_EXPANSION ? graphExpansion(rt.graph, questionEntities) : null,
   backfillEntities: () => backfillRuntimeEntities(rt),
   refreshAcl: (req) => refreshChannelAccess(rt, req),

@@ -16,6 +16,7 @@ const PIPELINE_ORDER = [
   'reconciler',
   'documents',
   'wiki',
+  'lifecycle',
   'sync-jobs',
   'sync-schedules',
   'stats',

@@ -35,6 +35,7 @@ import {
   IntentStore,
   KyselyDocumentStore,
   keywordIndexKind,
+  LifecycleStore,
   migrateAccess,
   migrateApiKeys,
   migrateAsk,
@@ -48,6 +49,7 @@ import {
   migrateGraph,
   migrateIntents,
   migrateKeywordIndex,
+  migrateLifecycle,
   migrateStats,
   migrateSync,
   migrateSyncSchedules,
@@ -93,6 +95,7 @@ export type RuntimeStores = Pick<
   | 'sync'
   | 'syncSchedules'
   | 'stats'
+  | 'lifecycle'
   | 'intents'
   | 'deadLetters'
   | 'access'
@@ -118,6 +121,7 @@ export const migrateStores = async (cfg: Config, db: Db): Promise<void> => {
     migrateSync,
     migrateSyncSchedules,
     migrateStats,
+    migrateLifecycle,
     migrateIntents,
     migrateDeadLetters,
     migrateAccess,
@@ -197,6 +201,7 @@ export const openStores = async (
     sync: new SyncStore(db),
     syncSchedules: new SyncScheduleStore(db),
     stats: new StatsStore(db),
+    lifecycle: new LifecycleStore(db),
     intents: new IntentStore(db),
     deadLetters: new DeadLetterStore(db),
     access: new ChannelAccessStore(db, { refreshIntervalMs: cfg.ACL_REFRESH_INTERVAL_MS }),

@@ -15,6 +15,7 @@ import { completionSummarizer } from '@atlas/wiki';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { auditSink, stderrAuditLog } from './audit-wiring.js';
+import { lifecycleGraphSource } from './lifecycle-wiki.js';
 import { migrateStores, openEventLog, openStores, type RuntimeStores } from './open-stores.js';
 import type { Runtime, RuntimeStep } from './runtime.js';
 
@@ -192,7 +193,8 @@ const wikiGeneratorOf = (cfg: Config, stores: RuntimeStores, llm: LlmChains): Wi
     vectors: embeddings.vectors,
     // The vectors' embedder: it picks the clustering's thresholds (clusterParamsOf in @atlas/wiki).
     embedderId: embeddings.embedder.id,
-    graph,
+    // Decision entities with their lifecycle state (the Decisions page shows it: docs/decisions.md).
+    graph: lifecycleGraphSource(graph, stores.lifecycle),
     wiki,
     // Channel settings: wiki_enabled off keeps the scheduler's passes away from the channel.
     wikiEnabledMany: async (channelIds) => {

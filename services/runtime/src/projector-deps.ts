@@ -22,6 +22,7 @@ export const depsOf = (rt: Runtime, name: string): unknown => {
   if (name === 'sync-jobs') return { sync: rt.sync };
   if (name === 'sync-schedules') return { schedules: rt.syncSchedules };
   if (name === 'stats') return { stats: rt.stats };
+  if (name === 'lifecycle') return { lifecycle: rt.lifecycle };
   if (name === 'reconciler') return { intents: rt.intents };
   if (name === 'dead-letters') return { deadLetters: rt.deadLetters };
   if (name === 'channel-access') return { access: rt.access };

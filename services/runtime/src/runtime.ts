@@ -18,6 +18,7 @@ import type {
   IntentStore,
   KeywordIndex,
   KyselyDocumentStore,
+  LifecycleStore,
   MasterKey,
   StatsStore,
   SyncScheduleStore,
@@ -100,6 +101,8 @@ export interface Runtime {
   webSearch: HttpWebSearchProvider | null;
   /** The stats projector's read store (every /api/stats route) and the LLM usage ledger. */
   stats: StatsStore;
+  /** The lifecycle projector's read store (decisions and action items; /api/decisions, /api/graph/decisions). */
+  lifecycle: LifecycleStore;
   /** Prometheus metrics of this process's projectors and LLM calls (the API's /metrics appends them). */
   metrics: RuntimeMetrics;
   /** Write intents (the reconciler projector's read store, spec "Write intent (two-phase persist)"). */

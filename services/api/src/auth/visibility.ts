@@ -63,6 +63,7 @@ const CROSS_CHANNEL_OK = new Set([
   'GET /api/ask/sessions',
   'GET /api/ask/sessions/:session_id',
   'DELETE /api/ask/sessions/:session_id',
+  'GET /api/decisions/:item_id', // one decision or action item, checked by its channel_id before it is sent
   'POST /api/ask/feedback',
 ]);
 
@@ -76,6 +77,8 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'POST /api/ask',
   'POST /api/ask/upload',
   'GET /api/memories/entities',
+  // Decisions and action items over the visible channels (docs/decisions.md).
+  'GET /api/decisions',
   // The graph: cards aggregated over visible channels; an entity, its neighbours, subgraphs, paths and common
   // neighbours only of visible channels (an entity of another channel is 404 as an unknown one).
   'GET /api/graph/entities/cards',

@@ -29,6 +29,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
+import { LifecycleItemDetailSchema, LifecyclePageSchema } from './decisions.js';
 import { DigestListSchema, DigestSchema } from './digests.js';
 import {
   BackfillResultSchema,
@@ -209,6 +210,9 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
   { route: 'GET /api/wiki/pages/{page_id}/diff', documented: 'docs/wiki.md "History: as of a date, and page diffs"' },
+  { route: 'GET /api/decisions', documented: 'docs/decisions.md "Routes"' },
+  { route: 'GET /api/decisions/{item_id}', documented: 'docs/decisions.md "Routes"' },
+  { route: 'GET /api/channels/{channel_id}/decisions', documented: 'docs/decisions.md "Routes"' },
 ];
 
 /**
@@ -232,6 +236,9 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
   'GET /api/wiki/pages/{page_id}/diff': json(WikiPageDiffSchema),
+  'GET /api/decisions': json(LifecyclePageSchema),
+  'GET /api/decisions/{item_id}': json(LifecycleItemDetailSchema),
+  'GET /api/channels/{channel_id}/decisions': json(LifecyclePageSchema),
 };
 
 /**

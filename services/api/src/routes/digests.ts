@@ -1,19 +1,25 @@
 import { composeDigest, type Digest, type DigestSourceItem } from '@atlas/query';
-import type { DocumentStore } from '@atlas/stores';
+import type { DocumentStore, LifecycleStore } from '@atlas/stores';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { channelCheck, type KnownChannelPorts } from './known-channel.js';
 
-/** Where a digest reads a channel's decisions and action items with their transitions (the lifecycle read store). */
-export interface DigestLifecycleSource {
-  /** Every lifecycle item of `channelId` opened before `until` (ISO 8601), with all its transitions. */
-  channelItems(channelId: string, until: string): Promise<DigestSourceItem[]>;
-}
-
 export interface DigestRoutesOptions {
   documents: Pick<DocumentStore, 'getChannel' | 'topicWindow' | 'channelIds'> & KnownChannelPorts['documents'];
-  lifecycle?: DigestLifecycleSource | undefined;
+  /** The lifecycle read store (decisions and action items with their transitions); absent: topics only. */
+  lifecycle?: Pick<LifecycleStore, 'list'> | undefined;
 }
+
+/** At most this many lifecycle items of one channel go into a digest (the newest first). */
+const DIGEST_ITEMS = 5_000;
+
+/** A channel's lifecycle items opened before `until`, with their transitions. */
+const channelItems = async (
+  lifecycle: Pick<LifecycleStore, 'list'> | undefined,
+  channelId: string,
+  until: string,
+): Promise<DigestSourceItem[]> =>
+  lifecycle ? (await lifecycle.list({ channelIds: [channelId], until, limit: DIGEST_ITEMS })).items : [];
 
 const IsoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
 /** The period of a digest: the `days` days (1 to 31, default 7) before `end` (default now). */
@@ -49,7 +55,7 @@ export const digestRoutes: FastifyPluginAsync<DigestRoutesOptions> = async (app,
   ): Promise<Digest & { channel_name: string | null }> => {
     const [channel, items, topics] = await Promise.all([
       documents.getChannel(channelId),
-      lifecycle ? lifecycle.channelItems(channelId, end) : Promise.resolve([]),
+      channelItems(lifecycle, channelId, end),
       documents.topicWindow(channelId, start, end),
     ]);
     const channelName = channel?.name ?? null;

@@ -7,11 +7,20 @@ import {
   notFound,
   RelationshipType,
 } from '@atlas/core';
-import type { DocumentStore, GraphEntity, GraphRelationship, GraphStore, Subgraph, WikiStore } from '@atlas/stores';
+import type {
+  DocumentStore,
+  GraphEntity,
+  GraphRelationship,
+  GraphStore,
+  LifecycleStore,
+  Subgraph,
+  WikiStore,
+} from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { decisionRecords } from './graph-decisions.js';
 import { channelCheck } from './known-channel.js';
 
 /** Days after which a card's staleness_score reaches 0.5 (it is 1 − 0.5^(days since last mention / 90)). */
@@ -259,6 +268,8 @@ export interface GraphRoutesOptions {
   graph: GraphStore;
   documents: DocumentStore;
   wiki: WikiStore<WikiPage, WikiStructure>;
+  /** The lifecycle store: decisions' status and superseded_by (graph-decisions.ts); absent: the graph's own. */
+  lifecycle?: Pick<LifecycleStore, 'byIds'> | null;
 }
 
 /**
@@ -445,15 +456,7 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
         limit: 10_000,
         asOf: query.as_of,
       });
-      return rows
-        .map((e) => ({
-          name: e.name,
-          decided_by: e.properties.decided_by || null, // not stated: null (docs/conventions.md)
-          status: e.properties.status ?? 'agreed',
-          superseded_by: e.properties.superseded_by ?? null,
-          date: e.properties.date ?? e.message_ts.slice(0, 10),
-          context: e.properties.context || null,
-        }))
+      return (await decisionRecords(rows, ports.lifecycle, query.as_of))
         .filter((d) => !query.status || d.status === query.status)
         .sort((a, b) => b.date.localeCompare(a.date) || a.name.localeCompare(b.name));
     },

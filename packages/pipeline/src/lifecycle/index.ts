@@ -1,0 +1,2 @@
+export { dueDateOf, isProposal, isRevert, type LifecycleCue, messageCues } from './cues.js';
+export * from './derive.js';
