@@ -14,6 +14,7 @@ import { type AuditRoutesOptions, auditRoutes } from './routes/audit.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
 import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
 import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
+import { type ContradictionRoutesOptions, contradictionRoutes } from './routes/contradictions.js';
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
 import { type HealthRoutesOptions, healthRoutes } from './routes/health.js';
 import { type HomeRoutesOptions, homeRoutes } from './routes/home.js';
@@ -46,6 +47,7 @@ export type AppDeps = HomeRoutesOptions &
   HealthRoutesOptions &
   ChannelRoutesOptions &
   ChannelDataRoutesOptions &
+  ContradictionRoutesOptions &
   MemoryRoutesOptions &
   MemorySearchRoutesOptions &
   SearchRoutesOptions &
@@ -127,6 +129,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(channelRoutes, { documents, wiki, connections });
   await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });
   await app.register(memoryRoutes, { documents, wiki });
+  await app.register(contradictionRoutes, { documents, contradictionCommands: deps.contradictionCommands });
   await app.register(memorySearchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion, wiki });
   await app.register(searchRoutes, { documents, keyword, vectors, graphExpansion: deps.graphExpansion });
   await app.register(graphRoutes, { graph, documents, wiki });

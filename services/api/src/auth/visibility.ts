@@ -64,6 +64,8 @@ const CROSS_CHANNEL_OK = new Set([
   'GET /api/ask/sessions/:session_id',
   'DELETE /api/ask/sessions/:session_id',
   'POST /api/ask/feedback',
+  // Resolving one contradiction: checked by its channel before anything is appended (404 when hidden).
+  'POST /api/contradictions/:contradiction_id/resolve',
 ]);
 
 /**
@@ -100,6 +102,8 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'GET /api/sync/schedules',
   // A wiki entity page: its card over visible channels, and a restricted section when it is mentioned elsewhere.
   'GET /api/wiki/entities/:entity_type/:entity_id',
+  // The contradiction desk's list over the visible channels.
+  'GET /api/contradictions',
 ]);
 
 /**

@@ -29,6 +29,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
+import { ContradictionPageSchema, ContradictionSchema } from './contradictions.js';
 import {
   BackfillResultSchema,
   DeadLetterDetailSchema,
@@ -204,6 +205,9 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/imports/{import_id}', documented: 'docs/import.md "Importing from the browser"' },
   { route: 'GET /api/openapi.json', documented: 'docs/openapi.md' },
   { route: 'GET /api/docs', documented: 'docs/openapi.md' }, // the page (DOCS_ASSETS)
+  { route: 'GET /api/contradictions', documented: 'docs/contradictions.md' },
+  { route: 'GET /api/channels/{channel_id}/contradictions', documented: 'docs/contradictions.md' },
+  { route: 'POST /api/contradictions/{contradiction_id}/resolve', documented: 'docs/contradictions.md' },
 ];
 
 /**
@@ -224,6 +228,9 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+  'GET /api/contradictions': json(ContradictionPageSchema),
+  'GET /api/channels/{channel_id}/contradictions': json(ContradictionPageSchema),
+  'POST /api/contradictions/{contradiction_id}/resolve': json(ContradictionSchema),
 };
 
 /**
