@@ -4,6 +4,7 @@ import { NotFound } from './components/states';
 import { AskPage } from './pages/ask';
 import { ChannelPage, ChannelRedirect } from './pages/channel';
 import { ConnectionPage, ConnectionsPage } from './pages/connections';
+import { ContradictionsPage } from './pages/contradictions';
 import { GraphPage } from './pages/graph';
 import { HomePage } from './pages/home';
 import { ImportPage } from './pages/import';
@@ -46,6 +47,7 @@ export const router = createBrowserRouter([
       { path: '/connections', element: <ConnectionsPage /> },
       { path: '/connections/:connectionId', element: <ConnectionPage /> },
       { path: '/import', element: <ImportPage /> },
+      { path: '/contradictions', element: <ContradictionsPage /> },
       { path: '/graph', element: <GraphPage /> },
       { path: '/memories/:memoryId/:target?', element: <MemoryRedirect /> },
       { path: '/stats', element: <StatsPage /> },

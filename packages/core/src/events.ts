@@ -1,4 +1,5 @@
 import type { AuditRecorded } from './audit.js';
+import type { ContradictionResolved } from './contradictions.js';
 import type {
   ChannelDataDeleted,
   ChannelDiscovered,
@@ -58,6 +59,7 @@ export interface EventDataMap {
   WikiRefreshRequested: WikiRefreshRequested;
   ChannelMembershipObserved: ChannelMembershipObserved;
   AuditRecorded: AuditRecorded;
+  ContradictionResolved: ContradictionResolved;
 }
 export type EventType = keyof EventDataMap;
 

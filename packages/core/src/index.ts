@@ -5,6 +5,7 @@ export * from './breaker.js';
 export * from './breaker-port.js';
 export * from './breaker-set.js';
 export * from './config.js';
+export * from './contradictions.js';
 export * from './credentials.js';
 export * from './domain.js';
 export * from './errors.js';

@@ -213,6 +213,17 @@ export const SAMPLE_EVENTS: { [T in EventType]: EventDataMap[T] } = {
     reason: null,
     at: '2018-02-06T00:00:00.000Z',
   },
+  ContradictionResolved: {
+    contradictionId: '2b8d9f0e-4c7a-5e1b-8d3f-6a9c0e2b4d71',
+    channelId: 'C03S1KBA2',
+    factId: '7e3b1c9a-0d2f-5a4e-8b6c-1f9e3d5a7c20',
+    supersededBy: '9a1c3e5f-7b2d-5f4a-9c8e-0d2b4f6a8e31',
+    outcome: 'later',
+    invalidAt: '2018-02-06T10:00:00.000Z',
+    note: 'the later message replaces the plan',
+    resolvedBy: 'ops-admin',
+    resolvedAt: '2018-02-07T00:00:00.000Z',
+  },
   SyncJobUpdated: {
     jobId: '0b6f4c1e-7d2a-4f4e-9a51-3c1d2e8f9a10',
     channelId: 'C03S1KBA2',

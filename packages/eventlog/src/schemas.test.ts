@@ -6,6 +6,7 @@ import {
   ChannelDiscovered,
   ChannelMembershipObserved,
   ChannelSettingsUpdated,
+  ContradictionResolved,
   DeadLettered,
   DeadLetterRedriven,
   EntitiesExtracted,
@@ -49,6 +50,7 @@ const zodOf = {
   WikiRefreshRequested,
   ChannelMembershipObserved,
   AuditRecorded,
+  ContradictionResolved,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

@@ -15,6 +15,7 @@ import { type AuditRoutesOptions, auditRoutes } from './routes/audit.js';
 import { type ChannelDataRoutesOptions, channelDataRoutes } from './routes/channel-data.js';
 import { type ChannelRoutesOptions, channelRoutes } from './routes/channels.js';
 import { type ConnectionPorts, connectionRoutes } from './routes/connections.js';
+import { type ContradictionRoutesOptions, contradictionRoutes } from './routes/contradictions.js';
 import { type DecisionRoutesOptions, decisionRoutes } from './routes/decisions.js';
 import { type DigestRoutesOptions, digestRoutes } from './routes/digests.js';
 import { type GraphRoutesOptions, graphRoutes } from './routes/graph.js';
@@ -50,6 +51,7 @@ export type AppDeps = HomeRoutesOptions &
   HealthRoutesOptions &
   ChannelRoutesOptions &
   ChannelDataRoutesOptions &
+  ContradictionRoutesOptions &
   MemoryRoutesOptions &
   MemorySearchRoutesOptions &
   SearchRoutesOptions &
@@ -136,6 +138,7 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(channelRoutes, { documents, wiki, connections });
   await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });
   await app.register(memoryRoutes, { documents, wiki });
+  await app.register(contradictionRoutes, { documents, contradictionCommands: deps.contradictionCommands });
   await app.register(digestRoutes, { documents, lifecycle: deps.lifecycle });
   await app.register(memorySearchRoutes, {
     documents,

@@ -16,6 +16,8 @@ const PART_OF_TOPIC: Record<string, ChannelDataPart> = {
  * A channel's last_sync is the append time of its newest event. ChannelSettingsUpdated (atlas.messages) stores the
  * channel's settings; ChannelDataDeleted deletes, on each topic, the rows that topic's earlier events wrote (messages,
  * memories, graph links), so a fact set still in flight on atlas.facts cannot outlive the deletion.
+ * ContradictionResolved (atlas.graph) records an admin's resolution of a potential contradiction (first one of an id
+ * wins), read with the supersessions (issue 27, point 5).
  */
 export const documentsProjector: Projector<
   { documents: DocumentStore },
@@ -26,6 +28,7 @@ export const documentsProjector: Projector<
   | 'EntitiesExtracted'
   | 'ChannelSettingsUpdated'
   | 'ChannelDataDeleted'
+  | 'ContradictionResolved'
 > = {
   name: 'documents',
   topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
@@ -37,6 +40,7 @@ export const documentsProjector: Projector<
     'EntitiesExtracted',
     'ChannelSettingsUpdated',
     'ChannelDataDeleted',
+    'ContradictionResolved',
   ],
   reset: ({ documents }) => documents.truncate(),
   async handle(events, { documents }) {
@@ -61,6 +65,9 @@ export const documentsProjector: Projector<
         case 'ChannelSettingsUpdated':
           for (const e of run.events.filter((x) => x.topic === TOPICS.messages))
             await documents.applyChannelSettings(e.data.channelId, settingsOfEvent(e.data));
+          break;
+        case 'ContradictionResolved':
+          await documents.applyContradictionResolutions(run.events.map((e) => e.data));
           break;
         case 'ChannelDataDeleted':
           for (const e of run.events) {

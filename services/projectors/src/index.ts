@@ -1,6 +1,7 @@
 export * from './access/index.js';
 export * from './audit/index.js';
 export * from './channel-commands.js';
+export * from './contradictions.js';
 export * from './dead-letters.js';
 export * from './documents.js';
 export * from './embeddings.js';

@@ -24,7 +24,8 @@ export interface WikiProjectorDeps {
 /**
  * The wiki projector (consumer group `atlas.projector.wiki`): marks a channel's wiki stale (spec "Wiki generation":
  * is_stale) when something it shows changed: a message got facts (FactsExtracted with facts) or graph entities,
- * relationships or supersessions (EntitiesExtracted), or an empty set retracted the contribution of a message the
+ * relationships or supersessions (EntitiesExtracted), an admin resolved a potential contradiction
+ * (ContradictionResolved), or an empty set retracted the contribution of a message the
  * current wiki was generated from (WikiStore.channelsCiting; an edit or a deletion). Messages that never had facts
  * (most chatter) mark nothing. It writes nothing else: the WikiScheduler regenerates the stale wikis once every
  * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent. ChannelDataDeleted (either
@@ -34,15 +35,18 @@ export interface WikiProjectorDeps {
  */
 export const wikiProjector: Projector<
   WikiProjectorDeps,
-  'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted'
+  'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted' | 'ContradictionResolved'
 > = {
   name: 'wiki',
   topics: [TOPICS.facts, TOPICS.graph],
-  handles: ['FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted'],
+  handles: ['FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted', 'ContradictionResolved'],
   async handle(events, deps) {
     for (const run of runsOfType(events)) {
-      if (run.type !== 'ChannelDataDeleted') await markChanged(run.events, deps);
-      else for (const e of run.events) await deleteWiki(e, deps);
+      if (run.type === 'ChannelDataDeleted') for (const e of run.events) await deleteWiki(e, deps);
+      // A resolved contradiction changes what the channel's facts say (superseded or not): its wiki is stale.
+      else if (run.type === 'ContradictionResolved')
+        await deps.wiki.markStale(...new Set(run.events.map((e) => e.data.channelId)));
+      else await markChanged(run.events, deps);
     }
   },
 };

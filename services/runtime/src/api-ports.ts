@@ -4,6 +4,7 @@ import { questionEntities } from '@atlas/pipeline';
 import { platformClient } from '@atlas/platforms';
 import {
   appendChannelCommand,
+  appendContradictionResolution,
   backfillEmbeddings,
   nextCronRun,
   redriveAllDeadLetters,
@@ -165,6 +166,8 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   },
   imports: serverImports(rt), // POST /api/imports: `atlas import` inside the server (docs/import.md)
   channelCommands: { append: (command) => appendChannelCommand(channelCommandDeps(rt), command) },
+  // The contradiction desk's resolutions (ContradictionResolved on atlas.graph; docs/contradictions.md).
+  contradictionCommands: { append: (event) => appendContradictionResolution(channelCommandDeps(rt), event) },
   // Write intents (POST /api/admin/reconcile, /api/admin/write-intents) and dead letters (/api/admin/dead-letters).
   admin: {
     reconcile: { run: () => runReconcilePass(reconcileDeps(rt)), intents: rt.intents },

@@ -7,6 +7,7 @@ import {
   HomeIcon,
   Link2Icon,
   MagnifyingGlassIcon,
+  MixIcon,
   UploadIcon,
 } from '@radix-ui/react-icons';
 import { Badge, Box, Flex, IconButton, Separator, Text } from '@radix-ui/themes';
@@ -33,6 +34,7 @@ const NAV: NavItem[] = [
   { to: '/stats', label: 'Stats', icon: <BarChartIcon /> },
   { to: '/connections', label: 'Connections', icon: <Link2Icon />, admin: true },
   { to: '/import', label: 'Import', icon: <UploadIcon />, admin: true },
+  { to: '/contradictions', label: 'Contradictions', icon: <MixIcon />, admin: true },
 ];
 
 /**

@@ -5,7 +5,8 @@ import type { DocumentTables } from './tables.js';
 
 /**
  * Deletes one part of a channel's data (DocumentStore.deleteChannelData): `messages` (the message rows), `facts`
- * (its memories) or `graph` (its memories' entity links and the supersessions its messages stated). Returns the rows
+ * (its memories) or `graph` (its memories' entity links, the supersessions its messages stated and their
+ * resolutions). Returns the rows
  * deleted of that part (links and supersessions counted together).
  */
 export const deleteChannelPart = async (
@@ -24,6 +25,8 @@ export const deleteChannelPart = async (
   return db.transaction().execute(async (trx) => {
     const links = await trx.deleteFrom('memory_entities').where('channel_id', '=', channelId).executeTakeFirst();
     const sups = await trx.deleteFrom('fact_supersessions').where('channel_id', '=', channelId).executeTakeFirst();
+    // Resolutions of the channel's potential contradictions (ContradictionResolved, also on atlas.graph).
+    await trx.deleteFrom('contradiction_resolutions').where('channel_id', '=', channelId).execute();
     return Number(links.numDeletedRows) + Number(sups.numDeletedRows);
   });
 };

@@ -1,6 +1,7 @@
 import type {
   ChannelDiscovered,
   ChannelSettings,
+  ContradictionResolved,
   EntitiesExtracted,
   FactsExtracted,
   MessageIngested,
@@ -8,6 +9,14 @@ import type {
 import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, sql } from 'kysely';
 import { deleteChannelPart, messagesBefore, settingsOf, writeSettings } from './channel-data.js';
+import {
+  type ContradictionQuery,
+  type ContradictionView,
+  getContradiction,
+  listContradictions,
+  resolutionsOf,
+  writeResolutions,
+} from './contradictions.js';
 import type {
   AsOfRead,
   ChannelDataPart,
@@ -46,7 +55,8 @@ export class KyselyDocumentStore implements DocumentStore {
 
   async truncate(): Promise<void> {
     // Raw: the builder has no truncate.
-    await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions`.execute(this.db);
+    await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions,
+      contradiction_resolutions`.execute(this.db);
   }
 
   async upsertChannel(c: ChannelDiscovered, syncedAt: Date): Promise<void> {
@@ -161,21 +171,51 @@ export class KyselyDocumentStore implements DocumentStore {
       .$if(asOf !== undefined, (q) => q.where('invalid_at', '<=', asOf!))
       .orderBy('invalid_at')
       .execute();
+    const resolved = await resolutionsOf(
+      this.db,
+      [...new Set(sups.filter((x) => !x.certain).map((x) => x.fact_id))],
+      asOf,
+    );
     const byFact = new Map<string, string[]>();
     for (const e of ents) byFact.set(e.fact_id, [...(byFact.get(e.fact_id) ?? []), e.entity_id]);
     return rows.map((r) => {
-      const mine = sups.filter((x) => x.fact_id === r.id);
-      const certain = mine.filter((x) => x.certain).at(-1);
+      // A potential contradiction an admin resolved (ContradictionResolved): `later` supersedes like a certain
+      // supersession (invalid_at the later fact's time); `earlier` and `both` clear the flag, supersede nothing.
+      const mine = sups
+        .filter((x) => x.fact_id === r.id)
+        .map((x) => {
+          const res = x.certain ? undefined : resolved.get(`${x.fact_id}:${x.superseded_by}`);
+          const invalidAt = res?.outcome === 'later' ? res.invalid_at : iso(x.invalid_at as Date)!;
+          return { ...x, invalidAt, supersedes: x.certain || res?.outcome === 'later', open: !x.certain && !res };
+        });
+      const certain = mine
+        .filter((x) => x.supersedes)
+        .sort((a, b) => a.invalidAt.localeCompare(b.invalidAt))
+        .at(-1);
       // The row's own validity (never written today) counts as of asOf only when it was already invalid then.
       const own = asOf === undefined || (r.invalid_at !== null && r.invalid_at <= asOf);
       return {
         ...r,
         graph_entity_ids: byFact.get(r.id) ?? r.graph_entity_ids,
         superseded_by: certain?.superseded_by ?? (own ? r.superseded_by : null),
-        invalid_at: certain ? iso(certain.invalid_at as Date) : own ? r.invalid_at : null,
-        potential_contradiction: r.potential_contradiction || mine.some((x) => !x.certain),
+        invalid_at: certain ? certain.invalidAt : own ? r.invalid_at : null,
+        potential_contradiction: r.potential_contradiction || mine.some((x) => x.open),
       };
     });
+  }
+
+  applyContradictionResolutions(
+    resolutions: readonly ContradictionResolved[],
+  ): Promise<{ written: number; skipped: number }> {
+    return writeResolutions(this.db, resolutions);
+  }
+
+  listContradictions(q: ContradictionQuery): Promise<{ rows: ContradictionView[]; total: number }> {
+    return listContradictions(this.db, q);
+  }
+
+  getContradiction(id: string): Promise<ContradictionView | null> {
+    return getContradiction(this.db, id);
   }
 
   deleteChannelData(channelId: string, part: ChannelDataPart): Promise<number> {

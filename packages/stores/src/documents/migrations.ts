@@ -67,4 +67,20 @@ export const migrateDocuments = (db: MigrationDb) =>
         await sql`create index if not exists fact_supersessions_channel on fact_supersessions (channel_id)`.execute(db);
       },
     },
+    '0004_contradiction_resolutions': {
+      // ContradictionResolved (atlas.graph; issue 27, point 5): an admin's resolution of a potential contradiction,
+      // kept beside the supersession it resolves and joined on read (re-extraction replaces supersessions, not these).
+      async up(db: MigrationDb) {
+        await sql`create table if not exists contradiction_resolutions (
+          id uuid primary key, channel_id text not null, fact_id uuid not null, superseded_by uuid not null,
+          outcome text not null, invalid_at timestamptz not null, note text, resolved_by text not null,
+          resolved_at timestamptz not null)`.execute(db);
+        await sql`create index if not exists contradiction_resolutions_fact on contradiction_resolutions (fact_id)`.execute(
+          db,
+        );
+        await sql`create index if not exists contradiction_resolutions_channel on contradiction_resolutions (channel_id)`.execute(
+          db,
+        );
+      },
+    },
   });

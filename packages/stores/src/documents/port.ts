@@ -1,6 +1,7 @@
 import type {
   ChannelDiscovered,
   ChannelSettings,
+  ContradictionResolved,
   EntitiesExtracted,
   Fact,
   FactsExtracted,
@@ -8,6 +9,9 @@ import type {
   Platform,
   Reaction,
 } from '@atlas/core';
+import type { ContradictionQuery, ContradictionView } from './contradictions.js';
+
+export type * from './contradictions.js';
 
 /**
  * Spec "Channel" (list form) as the document store knows it. Timestamps are ISO 8601 UTC strings. `connected` is not
@@ -172,6 +176,20 @@ export interface DocumentStore {
    */
   replaceGraphLinks(sets: readonly EntitiesExtracted[]): Promise<void>;
 
+  /**
+   * Records admins' resolutions of potential contradictions (ContradictionResolved; issue 27, point 5): the first
+   * resolution of a contradiction id wins, so a redelivery or a replay writes the same rows. Joined on read like the
+   * supersessions: the earlier fact of a `later` resolution reads superseded_by and invalid_at as if superseded with
+   * certainty; `earlier` and `both` clear its potential_contradiction. `skipped`: resolutions whose id does not match
+   * their fact pair.
+   */
+  applyContradictionResolutions(
+    resolutions: readonly ContradictionResolved[],
+  ): Promise<{ written: number; skipped: number }>;
+  /** Potential contradictions (see ContradictionView), newest first, with their resolutions; `total` counts all. */
+  listContradictions(q: ContradictionQuery): Promise<{ rows: ContradictionView[]; total: number }>;
+  /** One potential contradiction by id (contradictionId of its pair); null when unknown. */
+  getContradiction(id: string): Promise<ContradictionView | null>;
   /**
    * Deletes one part of a channel's data (ChannelDataDeleted, see ChannelDataPart); the channel row and its settings
    * stay. Returns how many rows went (messages, memories, or links plus supersessions). Idempotent.

@@ -95,4 +95,16 @@ export type DocumentTables = {
     certain: boolean;
     reason: string;
   };
+  /** ContradictionResolved (migration 0004): one row per resolved potential contradiction, the first resolution of its id. */
+  contradiction_resolutions: {
+    id: string;
+    channel_id: string;
+    fact_id: string;
+    superseded_by: string;
+    outcome: string;
+    invalid_at: Timestamp;
+    note: string | null;
+    resolved_by: string;
+    resolved_at: Timestamp;
+  };
 };

@@ -17,7 +17,7 @@ export const readSourceDigests = async (
   if (ids.length === 0) return out;
   // One round trip and one value: [kind, channel, id, value] rows of kind f (fact id, digest), m (message id,
   // digest), a (author id, name), c (the channel), as JSON text (one value parses far faster than a row each on
-  // PGlite). A fact's supersessions are aggregated once and joined (a subquery per fact cost twice as much).
+  // PGlite). A fact's supersessions (with their resolutions, ContradictionResolved) are aggregated once and joined (a subquery per fact cost twice as much).
   // Raw: md5 digests over a union, aggregated with json_agg into one text value.
   const r = await sql<{ j: string }>`select coalesce(json_agg(json_build_array(x.k, x.c, x.id, x.v)), '[]')::text as j
     from (select 'f' as k, m.channel_id as c, m.id::text as id,
@@ -25,9 +25,11 @@ export const readSourceDigests = async (
       m.quality_score::text, m.importance, m.fact_type, array_to_string(m.topic_tags, ','),
       array_to_string(m.entity_tags, ','), m.author_name, m.message_ts::text, m.source_message_id, m.permalink,
       coalesce(m.superseded_by::text, ''), coalesce(sup.v, ''))) as v
-    from memories m left join (select s.fact_id, string_agg(s.superseded_by::text || ':' || s.certain::text, ','
-        order by s.invalid_at, s.superseded_by) as v
-      from fact_supersessions s join memories f on f.id = s.fact_id where f.channel_id = any(${ids}::text[])
+    from memories m left join (select s.fact_id, string_agg(s.superseded_by::text || ':' || s.certain::text
+        || coalesce(':' || r.outcome, ''), ',' order by s.invalid_at, s.superseded_by) as v
+      from fact_supersessions s join memories f on f.id = s.fact_id
+      left join contradiction_resolutions r on r.fact_id = s.fact_id and r.superseded_by = s.superseded_by
+      where f.channel_id = any(${ids}::text[])
       group by s.fact_id) sup on sup.fact_id = m.id
     where m.channel_id = any(${ids}::text[])
     union all

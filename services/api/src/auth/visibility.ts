@@ -65,6 +65,8 @@ const CROSS_CHANNEL_OK = new Set([
   'DELETE /api/ask/sessions/:session_id',
   'GET /api/decisions/:item_id', // one decision or action item, checked by its channel_id before it is sent
   'POST /api/ask/feedback',
+  // Resolving one contradiction: checked by its channel before anything is appended (404 when hidden).
+  'POST /api/contradictions/:contradiction_id/resolve',
 ]);
 
 /**
@@ -105,6 +107,8 @@ const FILTERED_ACROSS_CHANNELS = new Set([
   'GET /api/wiki/entities/:entity_type/:entity_id',
   // The digests of the visible channels (issue 27 point 4).
   'GET /api/digests',
+  // The contradiction desk's list over the visible channels.
+  'GET /api/contradictions',
 ]);
 
 /**

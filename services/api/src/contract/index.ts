@@ -7,6 +7,7 @@ export * from './access.js';
 export * from './ask.js';
 export * from './channels.js';
 export * from './connections.js';
+export * from './contradictions.js';
 export * from './decisions.js';
 export * from './errors.js';
 export * from './freshness.js';

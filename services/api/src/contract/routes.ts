@@ -29,6 +29,7 @@ import {
   SyncSchedulesSchema,
   SyncStartedSchema,
 } from './connections.js';
+import { ContradictionPageSchema, ContradictionSchema } from './contradictions.js';
 import { LifecycleItemDetailSchema, LifecyclePageSchema } from './decisions.js';
 import { DigestListSchema, DigestSchema } from './digests.js';
 import {
@@ -213,6 +214,9 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
   { route: 'GET /api/decisions', documented: 'docs/decisions.md "Routes"' },
   { route: 'GET /api/decisions/{item_id}', documented: 'docs/decisions.md "Routes"' },
   { route: 'GET /api/channels/{channel_id}/decisions', documented: 'docs/decisions.md "Routes"' },
+  { route: 'GET /api/contradictions', documented: 'docs/contradictions.md' },
+  { route: 'GET /api/channels/{channel_id}/contradictions', documented: 'docs/contradictions.md' },
+  { route: 'POST /api/contradictions/{contradiction_id}/resolve', documented: 'docs/contradictions.md' },
 ];
 
 /**
@@ -239,6 +243,9 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/decisions': json(LifecyclePageSchema),
   'GET /api/decisions/{item_id}': json(LifecycleItemDetailSchema),
   'GET /api/channels/{channel_id}/decisions': json(LifecyclePageSchema),
+  'GET /api/contradictions': json(ContradictionPageSchema),
+  'GET /api/channels/{channel_id}/contradictions': json(ContradictionPageSchema),
+  'POST /api/contradictions/{contradiction_id}/resolve': json(ContradictionSchema),
 };
 
 /**
