@@ -1,7 +1,9 @@
 import { type ContradictionOutcome, type ContradictionResolved, contradictionId } from '@atlas/core';
 import { type Kysely, sql } from 'kysely';
-import { iso } from './rows.js';
 import type { DocumentTables } from './tables.js';
+
+/** A stored time as ISO 8601 UTC (null stays null); local, so this module and port.ts do not import each other. */
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 /** One side of a potential contradiction: the fact and where it was said (issue 27, point 5). */
 export interface ContradictionSide {
