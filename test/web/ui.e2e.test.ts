@@ -4,7 +4,9 @@ import { accessScreens } from './screens/access.js';
 import { askScreen } from './screens/ask.js';
 import { channelScreen } from './screens/channel.js';
 import { connectionsScreen } from './screens/connections.js';
+import { contradictionsScreen } from './screens/contradictions.js';
 import { deadLetterScreen } from './screens/dead-letters.js';
+import { digestScreen } from './screens/digest.js';
 import { graphScreen } from './screens/graph.js';
 import { importScreen } from './screens/import.js';
 import { searchScreen } from './screens/search.js';
@@ -39,6 +41,8 @@ describe.skipIf(!CHROMIUM)('web UI in Chromium (real atlas start, OLake and Cloj
   graphScreen(ctx);
   wikiScreen(ctx);
   channelScreen(ctx);
+  digestScreen(ctx);
+  contradictionsScreen(ctx); // after the screens that read memories: it resolves one
   connectionsScreen(ctx); // near the end: its sync adds the mock #engineering channel
   importScreen(ctx); // last: it adds a channel
 });
