@@ -46,6 +46,7 @@ import { DELETE_BATCH, LABELS, SCHEMA } from './neo4j/schema.js';
 import { commonNeighborsIn, entityGroupsOf, neighborhoodIn, shortestPathIn } from './neo4j/traversals.js';
 import type {
   EntityGroup,
+  EntityGroupQuery,
   EntityQuery,
   GraphAsOf,
   GraphEntity,
@@ -352,14 +353,7 @@ export class Neo4jGraphStore implements GraphStore {
    * earliest message_ts, id; the first gives the name), channel_ids sorted, fact_count = distinct source facts;
    * groups by fact_count desc, then last_mentioned_at desc, key, type.
    */
-  async entityGroups(
-    q: {
-      channelId?: string | undefined;
-      channels?: readonly string[] | undefined;
-      type?: EntityType | undefined;
-      limit: number;
-    } & GraphAsOf,
-  ): Promise<EntityGroup[]> {
+  async entityGroups(q: EntityGroupQuery): Promise<EntityGroup[]> {
     // Groups aggregate over every channel: the view holds every channel's contributions by then.
     if (q.asOf !== undefined) return this.asOfView(q.asOf, undefined, (v) => v.entityGroups({ ...q, asOf: undefined }));
     const rows = await this.read('entityGroups', (tx) =>

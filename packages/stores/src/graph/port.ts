@@ -130,6 +130,17 @@ export interface EntityGroup {
  * Traversals treat relationships as undirected. Errors: AtlasError STORE_UNAVAILABLE (retriable) when
  * the backing server is down.
  */
+/**
+ * What GraphStore.entityGroups reads: one channel's groups (each still aggregated over every channel) or all,
+ * `channels` the caller's visible ones, an entity type, at most `limit` groups, as of a date (GraphAsOf).
+ */
+export type EntityGroupQuery = {
+  channelId?: string | undefined;
+  channels?: readonly string[] | undefined;
+  type?: EntityType | undefined;
+  limit: number;
+} & GraphAsOf;
+
 export interface GraphStore {
   /** Replaces the contribution of each message (in order), see above. */
   applyMessageGraphs(sets: readonly EntitiesExtracted[]): Promise<void>;
@@ -201,14 +212,7 @@ export interface GraphStore {
    * restricted caller's visible channels) leaves every entity and fact of other channels out of the groups, their
    * entity_ids, channel_ids and fact_count.
    */
-  entityGroups(
-    q: {
-      channelId?: string | undefined;
-      channels?: readonly string[] | undefined;
-      type?: EntityType | undefined;
-      limit: number;
-    } & GraphAsOf,
-  ): Promise<EntityGroup[]>;
+  entityGroups(q: EntityGroupQuery): Promise<EntityGroup[]>;
   /**
    * Nodes and relationships stored (spec "Metrics" storage.graph_store_nodes/relationships), or those of one channel
    * (what deleteChannel would delete; DELETE /api/channels/{channel_id}/data deleted_entities).

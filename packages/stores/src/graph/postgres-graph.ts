@@ -3,6 +3,7 @@ import type { DatabaseHandle } from '@atlas/db';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type {
   EntityGroup,
+  EntityGroupQuery,
   EntityQuery,
   GraphAsOf,
   GraphEntity,
@@ -351,14 +352,7 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   /** Entity cards: entities grouped by (type, normalised name) across channels; see the class docstring. */
-  async entityGroups(
-    q: {
-      channelId?: string | undefined;
-      channels?: readonly string[] | undefined;
-      type?: EntityType | undefined;
-      limit: number;
-    } & GraphAsOf,
-  ): Promise<EntityGroup[]> {
+  async entityGroups(q: EntityGroupQuery): Promise<EntityGroup[]> {
     const filters: RawBuilder<unknown>[] = [sql`true`];
     if (q.channelId !== undefined) filters.push(sql`channel_id = ${q.channelId}`);
     // The channels a restricted caller sees: groups, their entities and their facts only from these.
