@@ -187,6 +187,10 @@ describe('contradiction desk (slack-olake)', () => {
     expect((await rt.wikiGenerator!.generate(channel, 'incremental')).skipped).toBe(true);
     const versionBefore = (await call('GET', `/api/wiki/status?channel_id=${channel}`)).body.current_version;
 
+    // The earlier decision of the `earlier` outcome, as the lifecycle had it before any resolution.
+    const earlierItemBefore = (await call('GET', `/api/decisions/${earlier.earlier.memory_id}`)).body;
+    expect((await call('GET', `/api/decisions/${later.earlier.memory_id}`)).body.state).toBe('decided');
+
     const outcomes = [
       [earlier, 'earlier'],
       [later, 'later'],
@@ -232,6 +236,22 @@ describe('contradiction desk (slack-olake)', () => {
         potential_contradiction: false,
       });
     }
+
+    // The lifecycle (docs/decisions.md): the `later` outcome moves the earlier decision to superseded at the later
+    // message, citing it, and GET /api/graph/decisions reads the same; `both` and `earlier` move nothing.
+    const item = (await call('GET', `/api/decisions/${later.earlier.memory_id}`)).body;
+    expect(item).toMatchObject({ kind: 'decision', state: 'superseded', superseded_by: later.later.memory_id });
+    expect(item.history.at(-1)).toMatchObject({ from: 'decided', to: 'superseded', at: later.later.message_ts });
+    expect(item.history.at(-1).evidence.permalink).toBe(later.later.permalink);
+    if (second)
+      expect((await call('GET', `/api/decisions/${earlier.earlier.memory_id}`)).body).toEqual(earlierItemBefore);
+    const decisionEntity = (await rt.graph.listEntities({ channelId: channel, type: 'Decision', limit: 1000 })).find(
+      (e) => e.source_fact_ids.at(-1) === later.earlier.memory_id,
+    );
+    expect(decisionEntity).toBeDefined();
+    const records = (await call('GET', `/api/graph/decisions?channel_id=${channel}`)).body;
+    const record = records.find((d: { name: string }) => d.name === decisionEntity!.name);
+    expect(record).toMatchObject({ status: 'superseded' });
 
     // The list: three resolved, the rest open.
     const resolved = (await call('GET', `/api/contradictions?channel_id=${channel}&status=resolved`)).body;

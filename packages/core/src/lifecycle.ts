@@ -84,3 +84,14 @@ export interface LifecycleSignal {
   cues: LifecycleCueName[];
   message: LifecycleEvidence;
 }
+
+/**
+ * An admin's resolution of a potential contradiction (ContradictionResolved, docs/contradictions.md): the pair (earlier
+ * fact `factId`, later fact `supersededBy`) and which stands. `later` makes the pair's uncertain supersession count as
+ * a certain one; `earlier` and `both` leave the earlier decision as it was.
+ */
+export interface LifecycleResolution {
+  factId: string;
+  supersededBy: string;
+  outcome: 'earlier' | 'later' | 'both';
+}

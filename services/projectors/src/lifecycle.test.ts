@@ -144,4 +144,61 @@ describe.each(testDatabases())('lifecycle projector and LifecycleStore ($name)',
       await db.close();
     }
   });
+  it('an uncertain supersession moves nothing until an admin resolves its pair as `later` (ContradictionResolved)', async () => {
+    const db = await open();
+    try {
+      await migrateLifecycle(db.db);
+      const lifecycle = new LifecycleStore(db.db);
+      const channelId = freshChannelId();
+      const { ids, messages, facts, graph } = channelEvents(channelId);
+      const uncertain = graph.map((g) => ({
+        ...g,
+        data: { ...g.data, supersessions: g.data.supersessions.map((x) => ({ ...x, certain: false })) },
+      }));
+      await lifecycleProjector.handle([...messages, ...facts, ...uncertain], { lifecycle });
+      expect((await lifecycle.get(ids.proposalFact.factId))!.state).toBe('decided');
+      const resolved = (contradictionId: string, outcome: 'earlier' | 'later' | 'both') =>
+        ev(
+          'ContradictionResolved',
+          {
+            contradictionId,
+            channelId,
+            factId: ids.proposalFact.factId,
+            supersededBy: ids.laterFact.factId,
+            outcome,
+            invalidAt: ids.later.timestamp,
+            note: null,
+            resolvedBy: 'admin',
+            resolvedAt: new Date().toISOString(),
+          },
+          TOPICS.graph,
+        );
+      // `both` stands: nothing moves.
+      await lifecycleProjector.handle([resolved('c-both', 'both')], { lifecycle });
+      expect((await lifecycle.get(ids.proposalFact.factId))!.state).toBe('decided');
+      // `later` stands: superseded at the later message, citing it.
+      await lifecycleProjector.handle([resolved('c-later', 'later')], { lifecycle });
+      const item = (await lifecycle.get(ids.proposalFact.factId))!;
+      expect(item).toMatchObject({ state: 'superseded', supersededBy: ids.laterFact.factId });
+      expect(item.transitions.at(-1)).toMatchObject({ from: 'decided', to: 'superseded', at: ids.later.timestamp });
+      expect(item.transitions.at(-1)!.evidence.platformMessageId).toBe(ids.later.platformMessageId);
+      // A second resolution of the same id does not replace the first (first wins), and a replay ends the same.
+      await lifecycleProjector.handle([resolved('c-later', 'earlier')], { lifecycle });
+      expect((await lifecycle.get(ids.proposalFact.factId))!.state).toBe('superseded');
+      await lifecycleProjector.reset!({ lifecycle });
+      await lifecycleProjector.handle(
+        [...uncertain, resolved('c-both', 'both'), resolved('c-later', 'later'), ...facts, ...messages],
+        { lifecycle },
+      );
+      expect(await lifecycle.get(ids.proposalFact.factId)).toEqual(item);
+      // The channel's deletion on atlas.graph takes its resolutions too: re-added supersessions stay uncertain.
+      await lifecycleProjector.handle(
+        [ev('ChannelDataDeleted', { channelId, requestedAt: new Date().toISOString() }, TOPICS.graph), ...uncertain],
+        { lifecycle },
+      );
+      expect((await lifecycle.get(ids.proposalFact.factId))!.state).toBe('decided');
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -14,18 +14,31 @@ export interface LifecycleDeps {
  * replayed event writes the same rows:
  * MessageIngested (atlas.messages) → the message's cue signal ("+1", "done", "won't do", "revert"), or none;
  * MessageDeleted → its signal and facts removed; FactsExtracted (atlas.facts) → its decision, action-item and proposal
- * facts; EntitiesExtracted (atlas.graph) → its supersessions; ChannelDataDeleted → on each topic, what that topic's
+ * facts; EntitiesExtracted (atlas.graph) → its supersessions; ContradictionResolved (atlas.graph, issue 27 point 5) →
+ * the admin's resolution (`later` makes its pair's uncertain supersession move the earlier decision); ChannelDataDeleted → on each topic, what that topic's
  * events wrote. After each batch, every channel it touched is derived again from its stored inputs
  * (deriveLifecycle, pure and deterministic) and its items replaced, so the order in which the three topics arrive
  * does not matter. `reset` empties the store: replaying the three topics rebuilds it.
  */
 export const lifecycleProjector: Projector<
   LifecycleDeps,
-  'MessageIngested' | 'MessageDeleted' | 'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted'
+  | 'MessageIngested'
+  | 'MessageDeleted'
+  | 'FactsExtracted'
+  | 'EntitiesExtracted'
+  | 'ContradictionResolved'
+  | 'ChannelDataDeleted'
 > = {
   name: 'lifecycle',
   topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
-  handles: ['MessageIngested', 'MessageDeleted', 'FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted'],
+  handles: [
+    'MessageIngested',
+    'MessageDeleted',
+    'FactsExtracted',
+    'EntitiesExtracted',
+    'ContradictionResolved',
+    'ChannelDataDeleted',
+  ],
   reset: ({ lifecycle }) => lifecycle.truncate(),
   async handle(events, { lifecycle }) {
     const touched = new Set<string>();
@@ -68,6 +81,16 @@ export const lifecycleProjector: Projector<
                 invalidAt: x.invalidAt,
                 certain: x.certain,
               })),
+            })),
+          );
+          for (const e of run.events) touched.add(e.data.channelId);
+          break;
+        case 'ContradictionResolved':
+          await lifecycle.addResolutions(
+            run.events.map(({ data: r }) => ({
+              contradictionId: r.contradictionId,
+              channelId: r.channelId,
+              resolution: { factId: r.factId, supersededBy: r.supersededBy, outcome: r.outcome },
             })),
           );
           for (const e of run.events) touched.add(e.data.channelId);

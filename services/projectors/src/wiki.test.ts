@@ -138,6 +138,50 @@ describe('wiki triggers (wiki projector + scheduler) on real data', () => {
     await rt.wiki.clearStale(other, await rt.wiki.staleSeq(other));
   });
 
+  it('a lifecycle cue alone (a reply that reverts a decision, no facts) marks the wiki stale; the next tick shows it', async () => {
+    await scheduler.tick();
+    expect(await rt.wiki.staleChannels()).toEqual([]);
+    // A decided decision of #help shown on the Decisions page (its entity's newest source fact opened the item).
+    const decided = (await rt.lifecycle.list({ channelIds: [help], kind: 'decision', state: 'decided', limit: 100 }))
+      .items;
+    const entities = await rt.graph.listEntities({ channelId: help, type: 'Decision', limit: 1000 });
+    const shown = decided.find((i) => entities.some((e) => e.source_fact_ids.at(-1) === i.itemId));
+    expect(shown).toBeDefined();
+    const entity = entities.find((e) => e.source_fact_ids.at(-1) === shown!.itemId)!;
+    const decisionsPage = async () => (await rt.wiki.pages(help)).find((p) => p.title === 'Decisions')!.content;
+    expect(await decisionsPage()).toContain(entity.name);
+    const before = (await rt.wiki.versions(help, 1))[0]!.version_number;
+    const factCount = async () => (await rt.documents.listChannels()).find((c) => c.id === help)!.fact_count;
+    const factsBefore = await factCount();
+    // A reply in its thread 30 s later: "let's revert that" (a revert cue; the extractor finds no fact in it).
+    const src = plan.messages.find((m) => m.messageId === shown!.source.messageId)!;
+    const other = plan.messages.find((m) => m.channelId === help && m.author.id !== src.author.id)!;
+    const sec = (Number(src.platformMessageId) + 30).toFixed(6);
+    const cue = {
+      ...src,
+      messageId: crypto.randomUUID(),
+      platformMessageId: sec,
+      threadTs: src.threadTs ?? src.platformMessageId,
+      replyToId: null,
+      text: "let's revert that",
+      author: other.author,
+      timestamp: new Date(Number(sec) * 1000).toISOString(),
+      reactions: [],
+      attachments: [],
+      mentions: [],
+      contentHash: crypto.randomUUID(),
+    };
+    await rt.eventLog.append('atlas.messages', [{ type: 'MessageIngested', key: help, data: cue }]);
+    await project();
+    expect(await factCount()).toBe(factsBefore); // the cue message brought no fact
+    expect((await rt.lifecycle.get(shown!.itemId))!.state).toBe('reverted');
+    expect(await rt.wiki.staleChannels()).toEqual([help]);
+    await scheduler.tick();
+    expect((await rt.wiki.versions(help, 1))[0]!.version_number).toBe(before + 1);
+    const line = (await decisionsPage()).split('\n').find((l) => l.includes(entity.name));
+    expect(line).toContain('(reverted, ');
+  }, 120_000);
+
   it('the daily rebuild is due at the next 02:00 UTC; `off` disables it; a bad expression is refused', () => {
     expect(nextCronRun('0 2 * * *', new Date('2026-11-22T10:37:00Z'))?.toISOString()).toBe('2026-11-23T02:00:00.000Z');
     expect(nextCronRun('0 2 * * *', new Date('2026-11-22T01:59:00Z'))?.toISOString()).toBe('2026-11-22T02:00:00.000Z');

@@ -1,5 +1,6 @@
 import { type AnyStoredEvent, cronJob, runsOfType, type StoredEvent, TOPICS } from '@atlas/core';
 import type { Projector } from '@atlas/eventlog';
+import { signalOf } from '@atlas/pipeline';
 import {
   batchedDeps,
   cachedWikiSink,
@@ -25,7 +26,9 @@ export interface WikiProjectorDeps {
  * The wiki projector (consumer group `atlas.projector.wiki`): marks a channel's wiki stale (spec "Wiki generation":
  * is_stale) when something it shows changed: a message got facts (FactsExtracted with facts) or graph entities,
  * relationships or supersessions (EntitiesExtracted), an admin resolved a potential contradiction
- * (ContradictionResolved), or an empty set retracted the contribution of a message the
+ * (ContradictionResolved), a message carries a lifecycle cue ("+1", "done", "won't do", "revert": MessageIngested on
+ * atlas.messages, issue 27 point 1; it may move a decision the Decisions page shows, so the next incremental run compares
+ * the Decision entities with their lifecycle state and regenerates only if one moved), or an empty set retracted the contribution of a message the
  * current wiki was generated from (WikiStore.channelsCiting; an edit or a deletion). Messages that never had facts
  * (most chatter) mark nothing. It writes nothing else: the WikiScheduler regenerates the stale wikis once every
  * projector has caught up, so a run sees the whole batch (a sync, an import). Idempotent. ChannelDataDeleted (either
@@ -35,14 +38,21 @@ export interface WikiProjectorDeps {
  */
 export const wikiProjector: Projector<
   WikiProjectorDeps,
-  'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted' | 'ContradictionResolved'
+  'MessageIngested' | 'FactsExtracted' | 'EntitiesExtracted' | 'ChannelDataDeleted' | 'ContradictionResolved'
 > = {
   name: 'wiki',
-  topics: [TOPICS.facts, TOPICS.graph],
-  handles: ['FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted', 'ContradictionResolved'],
+  topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
+  handles: ['MessageIngested', 'FactsExtracted', 'EntitiesExtracted', 'ChannelDataDeleted', 'ContradictionResolved'],
   async handle(events, deps) {
     for (const run of runsOfType(events)) {
-      if (run.type === 'ChannelDataDeleted') for (const e of run.events) await deleteWiki(e, deps);
+      // A lifecycle cue can move a decision shown on the Decisions page.
+      if (run.type === 'MessageIngested') {
+        const cued = run.events.filter((e) => signalOf(e.data) !== null).map((e) => e.data.channelId);
+        if (cued.length > 0) await deps.wiki.markStale(...new Set(cued));
+      } else if (run.type === 'ChannelDataDeleted') {
+        // The copies forwarded to atlas.facts and atlas.graph delete the wiki in their place among the marks.
+        for (const e of run.events) if (e.topic !== TOPICS.messages) await deleteWiki(e, deps);
+      }
       // A resolved contradiction changes what the channel's facts say (superseded or not): its wiki is stale.
       else if (run.type === 'ContradictionResolved')
         await deps.wiki.markStale(...new Set(run.events.map((e) => e.data.channelId)));

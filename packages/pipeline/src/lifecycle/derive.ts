@@ -4,6 +4,7 @@ import type {
   LifecycleFact,
   LifecycleItem,
   LifecycleKind,
+  LifecycleResolution,
   LifecycleSignal,
   LifecycleState,
   MessageIngested,
@@ -17,6 +18,7 @@ export type {
   LifecycleFact,
   LifecycleItem,
   LifecycleKind,
+  LifecycleResolution,
   LifecycleSignal,
   LifecycleState,
   LifecycleTransition,
@@ -136,7 +138,8 @@ interface Step {
  *   and its due date from the text;
  * - a certain supersession (EntitiesExtracted) whose earlier fact is a proposed or decided decision moves it to
  *   `superseded`, or to `reverted` when the superseding message goes back ("revert", "let's go back to X"), its
- *   evidence the superseding message, supersededBy the new item;
+ *   evidence the superseding message, supersededBy the new item; an uncertain one (potential_contradiction) does the
+ *   same once an admin resolved its pair as `later` (`resolutions`; issue 27 point 5), and nothing otherwise;
  * - a later message with a cue moves the latest item of its conversation (same thread or reply chain; a top-level
  *   message also reaches top-level items of the ADJACENT_WINDOW_MS before it) that its cue applies to: agree
  *   proposed → decided, done open → done, drop open → dropped, revert decided → reverted. Every item of that item's
@@ -147,7 +150,11 @@ export const deriveLifecycle = (input: {
   facts: readonly LifecycleFact[];
   signals: readonly LifecycleSignal[];
   supersessions: readonly LifecycleSupersession[];
+  resolutions?: readonly LifecycleResolution[];
 }): LifecycleItem[] => {
+  const laterStands = new Set(
+    (input.resolutions ?? []).filter((r) => r.outcome === 'later').map((r) => `${r.factId}\u0000${r.supersededBy}`),
+  );
   const items = new Map<string, LifecycleItem>();
   const facts = [...input.facts].sort(
     (a, b) => a.messageTs.localeCompare(b.messageTs) || a.factId.localeCompare(b.factId),
@@ -184,7 +191,7 @@ export const deriveLifecycle = (input: {
   const steps: Step[] = [];
   // Supersessions, at the superseding message's time.
   for (const s of input.supersessions) {
-    if (!s.certain) continue;
+    if (!s.certain && !laterStands.has(`${s.factId}\u0000${s.supersededBy}`)) continue;
     const old = items.get(s.factId);
     const by = factById.get(s.supersededBy);
     if (!old || !by || old.kind !== 'decision') continue;

@@ -1,4 +1,11 @@
-import type { LifecycleFact, LifecycleItem, LifecycleKind, LifecycleSignal, LifecycleState } from '@atlas/core';
+import type {
+  LifecycleFact,
+  LifecycleItem,
+  LifecycleKind,
+  LifecycleResolution,
+  LifecycleSignal,
+  LifecycleState,
+} from '@atlas/core';
 import type { DatabaseHandle } from '@atlas/db';
 import type { Kysely } from 'kysely';
 import type { LifecycleTables } from './tables.js';
@@ -16,6 +23,7 @@ export interface LifecycleInputs {
   facts: LifecycleFact[];
   signals: LifecycleSignal[];
   supersessions: LifecycleSupersessionRow[];
+  resolutions: LifecycleResolution[];
 }
 
 /**
@@ -157,6 +165,29 @@ export class LifecycleStore {
     });
   }
 
+  /**
+   * Records admins' resolutions of potential contradictions (ContradictionResolved; docs/contradictions.md), the first
+   * resolution of a contradiction id winning, so a redelivery or a replay writes the same rows. Idempotent.
+   */
+  async addResolutions(
+    rows: readonly { contradictionId: string; channelId: string; resolution: LifecycleResolution }[],
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db
+      .insertInto('lifecycle_resolutions')
+      .values(
+        rows.map((r) => ({
+          contradiction_id: r.contradictionId,
+          channel_id: r.channelId,
+          fact_id: r.resolution.factId,
+          superseded_by: r.resolution.supersededBy,
+          outcome: r.resolution.outcome,
+        })),
+      )
+      .onConflict((oc) => oc.column('contradiction_id').doNothing())
+      .execute();
+  }
+
   /** Removes a deleted message's facts and signal (its supersessions go with its empty EntitiesExtracted). */
   async deleteMessage(messageId: string): Promise<void> {
     await this.db.deleteFrom('lifecycle_facts').where('message_id', '=', messageId).execute();
@@ -165,20 +196,24 @@ export class LifecycleStore {
 
   /**
    * Removes what the copy of ChannelDataDeleted read on `topic` covers (atlas.messages: the channel's signals;
-   * atlas.facts: its facts; atlas.graph: its supersessions) and the channel's derived items (derived again after).
+   * atlas.facts: its facts; atlas.graph: its supersessions and contradiction resolutions) and the channel's derived
+   * items (derived again after).
    */
   async deleteChannelPart(channelId: string, topic: string): Promise<void> {
     const table = PART_OF_TOPIC[topic];
     if (table) await this.db.deleteFrom(table).where('channel_id', '=', channelId).execute();
+    if (table === 'lifecycle_supersessions')
+      await this.db.deleteFrom('lifecycle_resolutions').where('channel_id', '=', channelId).execute();
     await this.db.deleteFrom('lifecycle_items').where('channel_id', '=', channelId).execute();
   }
 
   /** Everything the derivation reads for `channelId`. */
   async inputsOf(channelId: string): Promise<LifecycleInputs> {
-    const [facts, signals, sups] = await Promise.all([
+    const [facts, signals, sups, resolutions] = await Promise.all([
       this.db.selectFrom('lifecycle_facts').select('data').where('channel_id', '=', channelId).execute(),
       this.db.selectFrom('lifecycle_signals').select('data').where('channel_id', '=', channelId).execute(),
       this.db.selectFrom('lifecycle_supersessions').selectAll().where('channel_id', '=', channelId).execute(),
+      this.db.selectFrom('lifecycle_resolutions').selectAll().where('channel_id', '=', channelId).execute(),
     ]);
     return {
       facts: facts.map((r) => parse<LifecycleFact>(r.data)),
@@ -188,6 +223,11 @@ export class LifecycleStore {
         supersededBy: r.superseded_by,
         invalidAt: r.invalid_at,
         certain: Boolean(r.certain),
+      })),
+      resolutions: resolutions.map((r) => ({
+        factId: r.fact_id,
+        supersededBy: r.superseded_by,
+        outcome: r.outcome as LifecycleResolution['outcome'],
       })),
     };
   }
@@ -269,7 +309,13 @@ export class LifecycleStore {
 
   /** Empties every table (a replay rebuilds them). */
   async truncate(): Promise<void> {
-    for (const table of ['lifecycle_facts', 'lifecycle_signals', 'lifecycle_supersessions', 'lifecycle_items'] as const)
+    for (const table of [
+      'lifecycle_facts',
+      'lifecycle_signals',
+      'lifecycle_supersessions',
+      'lifecycle_resolutions',
+      'lifecycle_items',
+    ] as const)
       await this.db.deleteFrom(table).execute();
   }
 }

@@ -8,6 +8,8 @@ import { sql } from 'kysely';
  * - `lifecycle_signals`: one row per message carrying a lifecycle cue (MessageIngested upserts or removes it,
  *   MessageDeleted removes it), `data` the LifecycleSignal as JSON text;
  * - `lifecycle_supersessions`: the supersessions of each message's graph contribution (EntitiesExtracted replaces them);
+ * - `lifecycle_resolutions` (0002): admins' resolutions of potential contradictions (ContradictionResolved), one row
+ *   per contradiction id, the first one winning (a redelivery or replay writes the same row);
  * - `lifecycle_items`: the derived decisions and action items of each channel (replaced per channel after each batch
  *   from the three tables above), filter columns beside `data`, the LifecycleItem with its transitions as JSON text.
  */
@@ -37,6 +39,17 @@ export const migrateLifecycle = (db: MigrationDb) =>
           db,
         );
         await sql`create index if not exists lifecycle_items_created on lifecycle_items (created_at)`.execute(db);
+      },
+    },
+    '0002_lifecycle_resolutions': {
+      async up(db: MigrationDb) {
+        await sql`create table if not exists lifecycle_resolutions (contradiction_id text primary key,
+          channel_id text not null, fact_id text not null, superseded_by text not null, outcome text not null)`.execute(
+          db,
+        );
+        await sql`create index if not exists lifecycle_resolutions_channel on lifecycle_resolutions (channel_id)`.execute(
+          db,
+        );
       },
     },
   });

@@ -10,6 +10,13 @@ export type LifecycleTables = {
     invalid_at: string;
     certain: boolean;
   };
+  lifecycle_resolutions: {
+    contradiction_id: string;
+    channel_id: string;
+    fact_id: string;
+    superseded_by: string;
+    outcome: string;
+  };
   lifecycle_items: {
     item_id: string;
     channel_id: string;
