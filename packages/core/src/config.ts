@@ -119,6 +119,12 @@ const ConfigFields = z.object({
    */
   RETENTION_CRON: z.string().default('17 * * * *'),
   /**
+   * The posted digest's pass (docs/digests.md "Posted digests": channels whose settings opt in get their digest posted
+   * by the bot every digest_days), a five-field cron expression in UTC run beside the wiki scheduler; `off` disables
+   * it. Every 15 minutes by default.
+   */
+  DIGEST_CRON: z.string().default('*/15 * * * *'),
+  /**
    * The ACL refresh period, ms (docs/access.md "Channel access"): every selected channel of every connected connection
    * has its platform membership read again this often; private channels whose membership is older than twice this
    * are hidden from every identity (fail closed). Default 1 hour.

@@ -292,7 +292,8 @@ export type EntitiesExtracted = z.infer<typeof EntitiesExtracted>;
 /**
  * Spec "Channel settings" (update body of PUT /api/channels/{channel_id}/settings), as Atlas keeps them. Defaults:
  * every flag on, retention_days null (keep forever). retention_days: whole days; messages older than that (by message
- * time) are deleted by the retention pass.
+ * time) are deleted by the retention pass. Documented additions (issue 27 point 4, docs/digests.md): digest_enabled
+ * (default false: the channel opts in to a digest posted by the bot) and digest_days (1 to 31, default 7: its period).
  */
 export const ChannelSettings = z.object({
   sync_enabled: z.boolean(),
@@ -300,6 +301,8 @@ export const ChannelSettings = z.object({
   graph_enabled: z.boolean(),
   fact_extraction_enabled: z.boolean(),
   retention_days: z.number().int().min(1).nullable(),
+  digest_enabled: z.boolean(),
+  digest_days: z.number().int().min(1).max(31),
 });
 export type ChannelSettings = z.infer<typeof ChannelSettings>;
 
@@ -310,6 +313,8 @@ export const DEFAULT_CHANNEL_SETTINGS: ChannelSettings = Object.freeze({
   graph_enabled: true,
   fact_extraction_enabled: true,
   retention_days: null,
+  digest_enabled: false,
+  digest_days: 7,
 });
 
 /**
@@ -326,6 +331,10 @@ export const ChannelSettingsUpdated = z.object({
   factExtractionEnabled: z.boolean(),
   /** Whole days, or null: keep forever. */
   retentionDays: z.number().int().min(1).nullable(),
+  /** The bot posts the channel's digest (docs/digests.md); absent in events written before: false. */
+  digestEnabled: z.boolean().optional(),
+  /** The digest's period in days, 1 to 31; absent in events written before: 7. */
+  digestDays: z.number().int().min(1).max(31).optional(),
   /** ISO 8601 UTC, system time of the request. */
   updatedAt: z.string(),
 });
@@ -351,4 +360,25 @@ export const settingsOfEvent = (e: ChannelSettingsUpdated): ChannelSettings => (
   graph_enabled: e.graphEnabled,
   fact_extraction_enabled: e.factExtractionEnabled,
   retention_days: e.retentionDays,
+  digest_enabled: e.digestEnabled ?? DEFAULT_CHANNEL_SETTINGS.digest_enabled,
+  digest_days: e.digestDays ?? DEFAULT_CHANNEL_SETTINGS.digest_days,
 });
+
+/**
+ * Data of `DigestPosted` (atlas.messages, key channel_id; issue 27 point 4, docs/digests.md): the bot posted a
+ * channel's digest of [periodStart, periodEnd) to the channel on its platform, as message `platformMessageId`, at
+ * `postedAt` (all times ISO 8601 UTC). The documents projector keeps the newest per channel: the next post is due
+ * `digest_days` after periodEnd, and a restart does not post the same period twice.
+ */
+export const DigestPosted = z.object({
+  channelId: z.string().min(1),
+  platform: z.enum(['platform_a', 'platform_b']),
+  connectionId: z.string(),
+  periodStart: z.string(),
+  periodEnd: z.string(),
+  days: z.number().int().min(1).max(31),
+  platformMessageId: z.string(),
+  citations: z.number().int().min(0),
+  postedAt: z.string(),
+});
+export type DigestPosted = z.infer<typeof DigestPosted>;

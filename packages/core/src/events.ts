@@ -5,6 +5,7 @@ import type {
   ChannelDiscovered,
   ChannelSettingsUpdated,
   DeadLettered,
+  DigestPosted,
   EntitiesExtracted,
   FactsExtracted,
   MessageDeleted,
@@ -48,6 +49,7 @@ export interface EventDataMap {
   DeadLettered: DeadLettered;
   ChannelSettingsUpdated: ChannelSettingsUpdated;
   ChannelDataDeleted: ChannelDataDeleted;
+  DigestPosted: DigestPosted;
   SyncRequested: SyncRequested;
   SyncCancelled: SyncCancelled;
   SyncJobUpdated: SyncJobUpdated;

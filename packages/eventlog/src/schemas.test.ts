@@ -9,6 +9,7 @@ import {
   ContradictionResolved,
   DeadLettered,
   DeadLetterRedriven,
+  DigestPosted,
   EntitiesExtracted,
   FactsExtracted,
   MessageDeleted,
@@ -51,6 +52,7 @@ const zodOf = {
   ChannelMembershipObserved,
   AuditRecorded,
   ContradictionResolved,
+  DigestPosted,
 } as const;
 
 /** A registry in memory: enough to exercise the codec without a database. */

@@ -8,6 +8,7 @@ export * from './ask/retrieve.js';
 export * from './ask/router.js';
 export * from './ask/stream-rules.js';
 export * from './ask/types.js';
+export * from './channel-digest.js';
 export * from './digest.js';
 export * from './graph-expansion.js';
 export * from './search.js';

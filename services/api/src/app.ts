@@ -136,7 +136,13 @@ export const buildApp = async (deps: AppDeps, opts: FastifyServerOptions = {}): 
   await app.register(meRoutes);
   await app.register(healthRoutes, { health: deps.health, startedAt: deps.startedAt });
   await app.register(channelRoutes, { documents, wiki, connections });
-  await app.register(channelDataRoutes, { documents, graph, wiki, channelCommands: deps.channelCommands });
+  await app.register(channelDataRoutes, {
+    documents,
+    graph,
+    wiki,
+    channelCommands: deps.channelCommands,
+    ...(deps.canPostTo ? { canPostTo: deps.canPostTo } : {}),
+  });
   await app.register(memoryRoutes, { documents, wiki });
   await app.register(contradictionRoutes, { documents, contradictionCommands: deps.contradictionCommands });
   await app.register(digestRoutes, { documents, lifecycle: deps.lifecycle });

@@ -47,6 +47,28 @@ type AskEvent =
 export const freshnessLine = (f: Freshness | undefined | null): string =>
   f ? `\n\n(${freshnessText(f, { timeZone: 'UTC', zoneLabel: 'UTC' })})` : '';
 
+/**
+ * A digest (the body of GET /api/channels/{channel_id}/digest, docs/digests.md) as the bot shows it: its Markdown text
+ * without its own "Sources" block, the citations as sources (`[n]`, author and date, permalink), in the channel when
+ * it has activity (a quiet period is shown to the asker only). The reply of `/atlas digest` and the posted digest.
+ */
+export const digestReply = (body: Record<string, unknown>): BotReply => {
+  const citations = Array.isArray(body.citations)
+    ? (body.citations as { id: number; author: string; timestamp: string; permalink: string }[])
+    : [];
+  // The text's own "Sources" block is left out: the platform renders the sources as links.
+  const text = String(body.text ?? '').split('\n\n*Sources*')[0] ?? '';
+  return {
+    text,
+    sources: citations.map((c) => ({
+      id: `[${c.id}]`,
+      label: `${c.author}, ${c.timestamp.slice(0, 10)}`,
+      url: c.permalink || null,
+    })),
+    visibility: body.has_activity ? 'in_channel' : 'ephemeral',
+  };
+};
+
 /** The reply when the backend cannot be reached or answers 5xx. */
 export const BACKEND_UNREACHABLE_TEXT =
   'Atlas cannot be reached right now, so this command could not run. Please try again in a minute.';
@@ -160,20 +182,7 @@ export class BackendClient {
     if (res.response.status === 404)
       return ephemeral('This channel is not in Atlas yet: connect its workspace and sync it, then ask for its digest.');
     if (!res.response.ok) return ephemeral(`The digest could not be made: ${errorOf(body).message}`);
-    const citations = Array.isArray(body.citations)
-      ? (body.citations as { id: number; author: string; timestamp: string; permalink: string }[])
-      : [];
-    // The text's own "Sources" block is left out: the platform renders the sources as links.
-    const text = String(body.text ?? '').split('\n\n*Sources*')[0] ?? '';
-    return {
-      text,
-      sources: citations.map((c) => ({
-        id: `[${c.id}]`,
-        label: `${c.author}, ${c.timestamp.slice(0, 10)}`,
-        url: c.permalink || null,
-      })),
-      visibility: body.has_activity ? 'in_channel' : 'ephemeral',
-    };
+    return digestReply(body);
   }
 
   /** GET /api/health within `timeoutMs`: true when the backend answers 2xx (its own health says healthy or degraded). */

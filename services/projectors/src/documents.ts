@@ -17,7 +17,8 @@ const PART_OF_TOPIC: Record<string, ChannelDataPart> = {
  * channel's settings; ChannelDataDeleted deletes, on each topic, the rows that topic's earlier events wrote (messages,
  * memories, graph links), so a fact set still in flight on atlas.facts cannot outlive the deletion.
  * ContradictionResolved (atlas.graph) records an admin's resolution of a potential contradiction (first one of an id
- * wins), read with the supersessions (issue 27, point 5).
+ * wins), read with the supersessions (issue 27, point 5). DigestPosted (atlas.messages) keeps the newest digest the bot
+ * posted to each channel (issue 27 point 4).
  */
 export const documentsProjector: Projector<
   { documents: DocumentStore },
@@ -29,6 +30,7 @@ export const documentsProjector: Projector<
   | 'ChannelSettingsUpdated'
   | 'ChannelDataDeleted'
   | 'ContradictionResolved'
+  | 'DigestPosted'
 > = {
   name: 'documents',
   topics: [TOPICS.messages, TOPICS.facts, TOPICS.graph],
@@ -41,6 +43,7 @@ export const documentsProjector: Projector<
     'ChannelSettingsUpdated',
     'ChannelDataDeleted',
     'ContradictionResolved',
+    'DigestPosted',
   ],
   reset: ({ documents }) => documents.truncate(),
   async handle(events, { documents }) {
@@ -68,6 +71,9 @@ export const documentsProjector: Projector<
           break;
         case 'ContradictionResolved':
           await documents.applyContradictionResolutions(run.events.map((e) => e.data));
+          break;
+        case 'DigestPosted':
+          await documents.recordDigestPosts(run.events.map((e) => e.data));
           break;
         case 'ChannelDataDeleted':
           for (const e of run.events) {

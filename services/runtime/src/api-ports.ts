@@ -166,6 +166,8 @@ export const apiPorts = (rt: Runtime, startedAt = Date.now()): AppDeps => ({
   },
   imports: serverImports(rt), // POST /api/imports: `atlas import` inside the server (docs/import.md)
   channelCommands: { append: (command) => appendChannelCommand(channelCommandDeps(rt), command) },
+  // A posted digest needs a connection listing the channel (docs/digests.md "Posted digests").
+  canPostTo: async (channelId) => (await rt.connections.connectionsOfChannel(channelId)).length > 0,
   // The contradiction desk's resolutions (ContradictionResolved on atlas.graph; docs/contradictions.md).
   contradictionCommands: { append: (event) => appendContradictionResolution(channelCommandDeps(rt), event) },
   // Write intents (POST /api/admin/reconcile, /api/admin/write-intents) and dead letters (/api/admin/dead-letters).

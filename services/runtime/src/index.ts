@@ -4,6 +4,7 @@ export * from './access-wiring.js';
 export * from './api-ports.js';
 export * from './audit-wiring.js';
 export * from './credentials.js';
+export * from './digest-posts.js';
 export * from './drain.js';
 export * from './freshness.js';
 export * from './import-projection.js';

@@ -16,12 +16,13 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { startRuntimeAclRefresher } from './access-wiring.js';
 import { apiPorts, healthChecks, listOf } from './api-ports.js';
 import { botConfigured, startBotService } from './bot.js';
+import { digestPostDepsOf, startDigestScheduler } from './digest-posts.js';
 import { projectorLag } from './lag.js';
 import { openRuntime } from './open.js';
 import { llmRecoveryDeps, reconcileDeps, retentionDeps } from './projector-deps.js';
 import { startProjector, startProjectors } from './run-projectors.js';
 import type { Runtime } from './runtime.js';
-import { startRuntimeSyncWorker, syncSchedulerDepsOf } from './sync-wiring.js';
+import { startRuntimeSyncWorker, syncDepsOf, syncSchedulerDepsOf } from './sync-wiring.js';
 import { startRuntimeWikiWorker } from './wiki-wiring.js';
 
 /**
@@ -187,6 +188,18 @@ export const startServices = async (
           }),
         )
       : null;
+    // The posted digest (docs/digests.md): channels that opt in get theirs every digest_days, at DIGEST_CRON.
+    const digests = runsWiki
+      ? bg(() =>
+          startDigestScheduler(
+            digestPostDepsOf(running0, syncDepsOf(running0).platformClient, {
+              info: (m) => log.info(m),
+              warn: (m) => log.warn(m),
+            }),
+            { cron: cfg.DIGEST_CRON },
+          ),
+        )
+      : null;
     // The write-intent reconciler's pass every 15 minutes (spec Limits "write reconciler"), beside its projector.
     const reconciler =
       (service === 'all' || service === 'reconciler') && rt.writeIntents
@@ -249,6 +262,7 @@ export const startServices = async (
       stop: async () => {
         scheduler?.stop();
         retention?.stop();
+        digests?.stop();
         reconciler?.stop();
         llmRecovery?.stop();
         monitor?.stop();

@@ -234,6 +234,28 @@ export class DiscordClient implements PlatformClient {
   }
 
   /** Users of every reaction of `m` (the reactions route, 100 a page), keyed by reactionEmojiKey. */
+  /** See PlatformClient.postMessage: POST /channels/{id}/messages, once (no retry); mentions never ping. */
+  async postMessage(
+    channelId: string,
+    text: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ message_id: string }> {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    this.rest.setToken(this.credentials.bot_token);
+    let r: unknown;
+    try {
+      r = await this.rest.post(`/channels/${channelId}/messages`, {
+        body: { content: text.slice(0, 2_000), allowed_mentions: { parse: [] } },
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+    } catch (err) {
+      throw discordPlatformError(err, 'POST /channels/:id/messages');
+    }
+    const id = isObj(r) ? str(r, 'id') : undefined;
+    if (!id) throw new PlatformError('PLATFORM_ERROR', 'Discord answered no message id', { retriable: true });
+    return { message_id: id };
+  }
+
   private async reactionUsers(channelId: string, m: JsonObject, signal?: AbortSignal) {
     const out = new Map<string, unknown[]>();
     for (const r of arr(m, 'reactions')) {

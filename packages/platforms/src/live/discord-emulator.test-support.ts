@@ -2,7 +2,15 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { arr, type JsonObject, nonEmpty, num, obj, str } from '../json.js';
 import { openSource, readJson } from '../source.js';
 import { DISCORD_TYPE_NAMES, reactionEmojiKey } from './discord-shape.js';
-import { close, type Fault, FaultQueue, type LoggedRequest, listen, sendJson } from './emulator-http.test-support.js';
+import {
+  close,
+  type Fault,
+  FaultQueue,
+  type LoggedRequest,
+  listen,
+  readBody,
+  sendJson,
+} from './emulator-http.test-support.js';
 
 const VIEW_CHANNEL = 1n << 10n;
 const SEND_MESSAGES = 1n << 11n;
@@ -300,6 +308,21 @@ export class DiscordEmulator {
       );
     }
     if (req.headers.authorization !== `Bot ${this.token}`) return send(401, { message: '401: Unauthorized', code: 0 });
+    const posted = path.match(/^\/channels\/(\d+)\/messages$/);
+    if (req.method === 'POST' && posted) {
+      // POST /channels/{id}/messages: the bot's message, content at most 2,000 characters (Discord's limit).
+      const body = JSON.parse((await readBody(req)) || '{}') as JsonObject;
+      entry.params = {
+        content: String(body.content ?? ''),
+        allowed_mentions: JSON.stringify(body.allowed_mentions ?? null),
+      };
+      if (!this.messages.has(posted[1]!)) return send(404, { message: 'Unknown Channel', code: 10003 });
+      const content = str(body, 'content') ?? '';
+      if (content.length === 0 || content.length > 2_000)
+        return send(400, { message: 'Invalid Form Body', code: 50035 });
+      const id = this.postMessage(posted[1]!, { author: this.bot, content });
+      return send(200, this.channelMessages(posted[1]!).get(id));
+    }
     if (req.method !== 'GET') return send(405, { message: '405: Method Not Allowed', code: 0 });
     const [status, body] = this.route(path, url.searchParams);
     return send(status, body);

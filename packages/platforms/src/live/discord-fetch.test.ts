@@ -119,4 +119,22 @@ describe('Discord client: fetching history from the emulator (ethglobal export)'
     expect(err).toMatchObject({ code: 'AUTH_ERROR', retriable: false });
     expect(`${(err as Error).message} ${(err as Error).stack} ${JSON.stringify(err)}`).not.toContain(token);
   });
+
+  it('postMessage posts the bot’s message (mentions never ping) and a later sync reads it; an unknown channel is CHANNEL_NOT_FOUND', async () => {
+    const text =
+      '**Digest of #general**\n\n*Decisions made*\n- ship v2 [1]\n\n**Sources:**\n[1] [alice, 2024-12-20](<https://x>)';
+    const before = await pageAll(client(), 100);
+    const { message_id } = await client().postMessage(CHANNEL, text);
+    const post = emu.requests.filter((r) => r.method === 'POST').at(-1)!;
+    expect(post.call).toBe(`/channels/${CHANNEL}/messages`);
+    expect(post.params.content).toBe(text);
+    expect(JSON.parse(post.params.allowed_mentions!)).toEqual({ parse: [] });
+    const after = await pageAll(client(), 100, before.cursor);
+    expect(after.messages.map((m) => [m.platformMessageId, m.text, m.author.isBot])).toEqual([
+      [message_id, text, true],
+    ]);
+    await expect(client().postMessage('1319401418532065999', text)).rejects.toMatchObject({
+      code: 'CHANNEL_NOT_FOUND',
+    });
+  });
 });

@@ -19,7 +19,13 @@ export function platformClient(credentials: PlatformCredentials, opts: PlatformC
 export { DiscordClient } from './discord-client.js';
 export { DISCORD_REQUIRED_PERMISSIONS } from './discord-errors.js';
 export { channelPermissions } from './discord-permissions.js';
-export { MOCK_HISTORY_DAYS, MOCK_INVALID_TOKEN, MockPlatformClient } from './mock-client.js';
+export {
+  MOCK_HISTORY_DAYS,
+  MOCK_INVALID_TOKEN,
+  MockPlatformClient,
+  type MockPostedMessage,
+  mockPostedMessages,
+} from './mock-client.js';
 export { SLACK_REQUIRED_SCOPES, SlackClient } from './slack-client.js';
 export {
   type ChannelMembers,

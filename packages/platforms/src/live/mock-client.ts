@@ -167,6 +167,21 @@ const newer = (platform: PlatformId, a: string, b: string | null | undefined): b
       ? compareTs(a, b) > 0
       : a.length > b.length || (a.length === b.length && a > b);
 
+/** A message posted to the mock platform (postMessage), newest last: what a user of the mock would see appear. */
+export interface MockPostedMessage {
+  platform: PlatformId;
+  channel_id: string;
+  message_id: string;
+  text: string;
+  posted_at: string;
+}
+
+const posted: MockPostedMessage[] = [];
+
+/** The messages posted to the mock platform in this process (oldest first), optionally of one channel. */
+export const mockPostedMessages = (channelId?: string): MockPostedMessage[] =>
+  posted.filter((m) => channelId === undefined || m.channel_id === channelId);
+
 /** Options of the mock client. */
 export interface MockClientOptions {
   /** The clock (tests); default `Date.now`. Messages posted after it are not there yet. */
@@ -234,6 +249,29 @@ export class MockPlatformClient implements PlatformClient {
       is_private: c.is_private,
       members: c.is_private ? this.ws.users.map((u) => u.id).sort() : null,
     };
+  }
+
+  /**
+   * See PlatformClient.postMessage: kept in this process (mockPostedMessages), not added to the generated history.
+   * Unknown channel: CHANNEL_NOT_FOUND. The id: a Slack ts or a Discord snowflake of the clock's time.
+   */
+  async postMessage(channelId: string, text: string): Promise<{ message_id: string }> {
+    if (!this.ws.channels.some((x) => x.id === channelId))
+      throw new PlatformError('CHANNEL_NOT_FOUND', `channel '${channelId}' does not exist`, { retriable: false });
+    const ms = this.now();
+    const n = posted.length;
+    const message_id =
+      this.platform === 'platform_a'
+        ? `${Math.floor(ms / 1000)}.${String(n % 1_000_000).padStart(6, '0')}`
+        : ((BigInt(ms - 1_420_070_400_000) << 22n) | BigInt(n % 4096)).toString();
+    posted.push({
+      platform: this.platform,
+      channel_id: channelId,
+      message_id,
+      text,
+      posted_at: new Date(ms).toISOString(),
+    });
+    return { message_id };
   }
 
   /** See PlatformClient.fetchMessages: top-level messages after `after`, oldest first (platform_a: with threads). */

@@ -5,14 +5,15 @@ import { parseUsers, type SlackContext } from '../slack-context.js';
 import { compareTs, mapSlackMessage, slackSkipReason } from '../slack-message.js';
 import { type RetrySettings, retrySettings, withRetry } from './retry.js';
 import { slackPlatformError, slackValidationFailure } from './slack-errors.js';
-import type {
-  ChannelMembers,
-  ConnectionChannel,
-  FetchOptions,
-  MessagePage,
-  PlatformClient,
-  PlatformClientOptions,
-  ValidationResult,
+import {
+  type ChannelMembers,
+  type ConnectionChannel,
+  type FetchOptions,
+  type MessagePage,
+  type PlatformClient,
+  type PlatformClientOptions,
+  PlatformError,
+  type ValidationResult,
 } from './types.js';
 
 /**
@@ -204,6 +205,29 @@ export class SlackClient implements PlatformClient {
   }
 
   /** Every top-level message with ts > `after`, read newest first through the cursor, returned ascending. */
+  /** See PlatformClient.postMessage: chat.postMessage, once (no retry). */
+  async postMessage(
+    channelId: string,
+    text: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ message_id: string }> {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    let r: JsonObject;
+    try {
+      r = (await this.web.apiCall('chat.postMessage', {
+        channel: channelId,
+        text,
+        unfurl_links: false,
+        unfurl_media: false,
+      })) as unknown as JsonObject;
+    } catch (err) {
+      throw slackPlatformError(err, 'chat.postMessage');
+    }
+    const ts = str(r, 'ts');
+    if (!ts) throw new PlatformError('PLATFORM_ERROR', 'chat.postMessage answered no message ts', { retriable: true });
+    return { message_id: ts };
+  }
+
   private async readWindow(channelId: string, after: string, limit: number, signal?: AbortSignal) {
     const byTs = new Map<string, JsonObject>();
     let cursor = '';

@@ -15,7 +15,14 @@ import {
 } from './emulator-http.test-support.js';
 
 /** Every scope the emulator's default token holds. */
-export const SLACK_ALL_SCOPES = ['channels:history', 'channels:read', 'groups:history', 'groups:read', 'users:read'];
+export const SLACK_ALL_SCOPES = [
+  'channels:history',
+  'channels:read',
+  'chat:write',
+  'groups:history',
+  'groups:read',
+  'users:read',
+];
 
 /** State of a token: `ok`, or the error every call with it gets. */
 export type SlackTokenState = 'ok' | 'invalid_auth' | 'token_revoked' | 'token_expired' | 'account_inactive';
@@ -269,6 +276,17 @@ export class SlackEmulator {
         };
       case 'conversations.list':
         return this.list(p, need);
+      case 'chat.postMessage': {
+        // The bot's message (scope chat:write); the bot must be in the channel.
+        const missing = need('chat:write');
+        if (missing) return missing;
+        const c = this.channel(p.channel ?? '');
+        if (!c) return { ok: false, error: 'channel_not_found' };
+        if (this.notMember.has(c.id as string)) return { ok: false, error: 'not_in_channel' };
+        if (!p.text) return { ok: false, error: 'no_text' };
+        const ts = this.postMessage(c.id as string, { user: 'U0ATLASBOT', bot_id: 'B0ATLASBOT', text: p.text });
+        return { ok: true, channel: c.id, ts, message: this.channelMessages(c.id as string).get(ts)! };
+      }
       case 'conversations.info': {
         const c = this.channel(p.channel);
         if (!c) return { ok: false, error: 'channel_not_found' };

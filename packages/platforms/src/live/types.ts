@@ -111,6 +111,15 @@ export interface PlatformClient {
    * Throws PlatformError (CHANNEL_NOT_FOUND for an unknown channel, AUTH_ERROR, RATE_LIMIT, PLATFORM_ERROR).
    */
   listMembers(channelId: string, opts?: { signal?: AbortSignal }): Promise<ChannelMembers>;
+  /**
+   * Posts `text` to the channel as the bot (issue 27 point 4: the posted digest, docs/digests.md). `text` is in the
+   * platform's own markup, already rendered (Slack mrkdwn, at most 40,000 characters; Discord Markdown, at most
+   * 2,000). Slack chat.postMessage (scope `chat:write`, links not unfurled); Discord POST /channels/{id}/messages
+   * (SEND_MESSAGES; mentions never ping). Answers the posted message's platform id (Slack ts, Discord snowflake).
+   * Not retried (a post is not idempotent): throws PlatformError (CHANNEL_NOT_FOUND when the bot cannot post there,
+   * AUTH_ERROR, RATE_LIMIT, PLATFORM_ERROR) and the caller tries again later.
+   */
+  postMessage(channelId: string, text: string, opts?: { signal?: AbortSignal }): Promise<{ message_id: string }>;
 }
 
 /** Codes of spec "Errors → Sync errors" (SYNC_ERROR_STATUS of `@atlas/core`). */

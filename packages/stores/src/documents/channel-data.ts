@@ -43,6 +43,11 @@ export const settingsOf = (stored: Record<string, unknown> | null | undefined): 
     fact_extraction_enabled: flag('fact_extraction_enabled'),
     retention_days:
       typeof days === 'number' && Number.isInteger(days) && days > 0 ? days : DEFAULT_CHANNEL_SETTINGS.retention_days,
+    digest_enabled: typeof s.digest_enabled === 'boolean' ? s.digest_enabled : DEFAULT_CHANNEL_SETTINGS.digest_enabled,
+    digest_days:
+      typeof s.digest_days === 'number' && Number.isInteger(s.digest_days) && s.digest_days >= 1 && s.digest_days <= 31
+        ? s.digest_days
+        : DEFAULT_CHANNEL_SETTINGS.digest_days,
   };
 };
 

@@ -2,6 +2,7 @@ import type {
   ChannelDiscovered,
   ChannelSettings,
   ContradictionResolved,
+  DigestPosted,
   EntitiesExtracted,
   FactsExtracted,
   MessageIngested,
@@ -56,7 +57,7 @@ export class KyselyDocumentStore implements DocumentStore {
   async truncate(): Promise<void> {
     // Raw: the builder has no truncate.
     await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions,
-      contradiction_resolutions`.execute(this.db);
+      contradiction_resolutions, digest_posts`.execute(this.db);
   }
 
   async upsertChannel(c: ChannelDiscovered, syncedAt: Date): Promise<void> {
@@ -249,6 +250,70 @@ export class KyselyDocumentStore implements DocumentStore {
       const days = settingsOf(r.settings as Record<string, unknown>).retention_days;
       return days === null ? [] : [{ channelId: r.id, retentionDays: days }];
     });
+  }
+
+  async channelsWithDigest(): Promise<{ channelId: string; days: number; lastPost: DigestPosted | null }[]> {
+    const rows = await this.db
+      .selectFrom('channels as c')
+      .leftJoin('digest_posts as d', 'd.channel_id', 'c.id')
+      .select([
+        'c.id',
+        'c.settings',
+        'd.platform',
+        'd.connection_id',
+        'd.period_start',
+        'd.period_end',
+        'd.days',
+        'd.platform_message_id',
+        'd.citations',
+        'd.posted_at',
+      ])
+      .where(sql<boolean>`c.settings->>'digest_enabled' = 'true'`)
+      .orderBy('c.id')
+      .execute();
+    const iso = (t: unknown) => new Date(t as string).toISOString();
+    return rows.map((r) => ({
+      channelId: r.id,
+      days: settingsOf(r.settings as Record<string, unknown>).digest_days,
+      lastPost:
+        r.platform === null
+          ? null
+          : {
+              channelId: r.id,
+              platform: r.platform as DigestPosted['platform'],
+              connectionId: r.connection_id!,
+              periodStart: iso(r.period_start),
+              periodEnd: iso(r.period_end),
+              days: r.days!,
+              platformMessageId: r.platform_message_id!,
+              citations: r.citations!,
+              postedAt: iso(r.posted_at),
+            },
+    }));
+  }
+
+  async recordDigestPosts(posts: readonly DigestPosted[]): Promise<void> {
+    for (const p of posts) {
+      const row = {
+        channel_id: p.channelId,
+        platform: p.platform,
+        connection_id: p.connectionId,
+        period_start: p.periodStart,
+        period_end: p.periodEnd,
+        days: p.days,
+        platform_message_id: p.platformMessageId,
+        citations: p.citations,
+        posted_at: p.postedAt,
+      };
+      // The latest period end wins (a replay in log order ends with the same row).
+      await this.db
+        .insertInto('digest_posts')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('channel_id').doUpdateSet(row).where(sql<boolean>`digest_posts.period_end <= excluded.period_end`),
+        )
+        .execute();
+    }
   }
 
   messagesBefore(channelId: string, before: string, limit: number): Promise<ExpiredMessage[]> {

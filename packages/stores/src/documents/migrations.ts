@@ -83,4 +83,13 @@ export const migrateDocuments = (db: MigrationDb) =>
         );
       },
     },
+    '0005_digest_posts': {
+      // DigestPosted (atlas.messages; issue 27 point 4): the newest digest the bot posted to each channel.
+      async up(db: MigrationDb) {
+        await sql`create table if not exists digest_posts (channel_id text primary key, platform text not null,
+          connection_id text not null, period_start timestamptz not null, period_end timestamptz not null,
+          days integer not null, platform_message_id text not null, citations integer not null,
+          posted_at timestamptz not null)`.execute(db);
+      },
+    },
   });

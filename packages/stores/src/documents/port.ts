@@ -2,6 +2,7 @@ import type {
   ChannelDiscovered,
   ChannelSettings,
   ContradictionResolved,
+  DigestPosted,
   EntitiesExtracted,
   Fact,
   FactsExtracted,
@@ -206,6 +207,16 @@ export interface DocumentStore {
   channelSettingsMany(channelIds: readonly string[]): Promise<Map<string, ChannelSettings>>;
   /** Channels whose retention_days is set, with it (for the retention pass). */
   channelsWithRetention(): Promise<{ channelId: string; retentionDays: number }[]>;
+  /**
+   * The channels whose settings opt in to the posted digest (digest_enabled; docs/digests.md), with their period in
+   * days and the newest digest posted to each (DigestPosted) or null, ordered by channel id.
+   */
+  channelsWithDigest(): Promise<{ channelId: string; days: number; lastPost: DigestPosted | null }[]>;
+  /**
+   * Records digests the bot posted (DigestPosted): per channel the one with the latest period end is kept, so a
+   * redelivery or a replay in log order ends with the same row. Idempotent.
+   */
+  recordDigestPosts(posts: readonly DigestPosted[]): Promise<void>;
   /** Up to `limit` live messages of a channel older than `before` (ISO 8601 message time), oldest first. */
   messagesBefore(channelId: string, before: string, limit: number): Promise<ExpiredMessage[]>;
 

@@ -107,4 +107,16 @@ export type DocumentTables = {
     resolved_by: string;
     resolved_at: Timestamp;
   };
+  /** DigestPosted (migration 0005): the newest digest posted to each channel (the latest period end wins). */
+  digest_posts: {
+    channel_id: string;
+    platform: string;
+    connection_id: string;
+    period_start: Timestamp;
+    period_end: Timestamp;
+    days: number;
+    platform_message_id: string;
+    citations: number;
+    posted_at: Timestamp;
+  };
 };

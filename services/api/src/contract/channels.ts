@@ -64,6 +64,8 @@ export const ChannelSettingsSchema = z.strictObject({
   graph_enabled: z.boolean(),
   fact_extraction_enabled: z.boolean(),
   retention_days: orNull(Count.min(1)),
+  digest_enabled: z.boolean(), // documented addition (docs/digests.md)
+  digest_days: Count.min(1).max(31), // documented addition
 });
 
 /** Spec "DELETE /api/channels/{channel_id}/data": deleted_facts, deleted_entities, deleted_wiki_pages (deleted_messages: documented addition). */

@@ -1,4 +1,4 @@
-import type { ChannelSettings, NewEvent } from '@atlas/core';
+import { AtlasError, type ChannelSettings, type NewEvent } from '@atlas/core';
 import type { DocumentStore, GraphStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
@@ -19,6 +19,8 @@ export const SettingsUpdate = z
     graph_enabled: z.boolean(),
     fact_extraction_enabled: z.boolean(),
     retention_days: z.number().int().min(1).max(36_500).nullable(),
+    digest_enabled: z.boolean(),
+    digest_days: z.number().int().min(1).max(31),
   })
   .partial()
   .strict();
@@ -44,6 +46,11 @@ export interface ChannelDataRoutesOptions {
   channelCommands?: {
     append(command: NewEvent<'ChannelDataDeleted'> | NewEvent<'ChannelSettingsUpdated'>): Promise<void>;
   };
+  /**
+   * Whether the bot can post to the channel (it is in some connection's channel list: docs/digests.md "Posted
+   * digests"). Absent: not checked.
+   */
+  canPostTo?(channelId: string): Promise<boolean>;
 }
 
 /**
@@ -98,7 +105,20 @@ export const channelDataRoutes: FastifyPluginAsync<ChannelDataRoutesOptions> = a
     '/api/channels/:channel_id/settings',
     { schema: { params: ChannelParams, body: SettingsUpdate } },
     async ({ params, body }) => {
-      const next: ChannelSettings = { ...(await settingsOf(params.channel_id)), ...body };
+      const current = await settingsOf(params.channel_id);
+      const next: ChannelSettings = { ...current, ...body };
+      // Opting in to the posted digest needs a way to post: a connection that lists the channel.
+      if (
+        next.digest_enabled &&
+        !current.digest_enabled &&
+        ports.canPostTo &&
+        !(await ports.canPostTo(params.channel_id))
+      )
+        throw new AtlasError(
+          'CONFLICT',
+          `channel '${params.channel_id}' is in no connection, so the bot cannot post its digest there: connect its workspace first (POST /api/connections)`,
+          { details: { channel_id: params.channel_id, field: 'digest_enabled' } },
+        );
       await channelCommands.append({
         type: 'ChannelSettingsUpdated',
         key: params.channel_id,
@@ -109,6 +129,8 @@ export const channelDataRoutes: FastifyPluginAsync<ChannelDataRoutesOptions> = a
           graphEnabled: next.graph_enabled,
           factExtractionEnabled: next.fact_extraction_enabled,
           retentionDays: next.retention_days,
+          digestEnabled: next.digest_enabled,
+          digestDays: next.digest_days,
           updatedAt: new Date().toISOString(),
         },
       });

@@ -1,4 +1,4 @@
-import { composeDigest, type Digest, type DigestSourceItem } from '@atlas/query';
+import { channelDigest, type Digest, digestPeriodOf } from '@atlas/query';
 import type { DocumentStore, LifecycleStore } from '@atlas/stores';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -10,17 +10,6 @@ export interface DigestRoutesOptions {
   lifecycle?: Pick<LifecycleStore, 'list'> | undefined;
 }
 
-/** At most this many lifecycle items of one channel go into a digest (the newest first). */
-const DIGEST_ITEMS = 5_000;
-
-/** A channel's lifecycle items opened before `until`, with their transitions. */
-const channelItems = async (
-  lifecycle: Pick<LifecycleStore, 'list'> | undefined,
-  channelId: string,
-  until: string,
-): Promise<DigestSourceItem[]> =>
-  lifecycle ? (await lifecycle.list({ channelIds: [channelId], until, limit: DIGEST_ITEMS })).items : [];
-
 const IsoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
 /** The period of a digest: the `days` days (1 to 31, default 7) before `end` (default now). */
 const PeriodQuery = z.object({
@@ -28,13 +17,9 @@ const PeriodQuery = z.object({
   days: z.coerce.number().int().min(1).max(31).default(7),
 });
 
-const DAY_MS = 86_400_000;
-
 /** The [start, end) of a digest from its query: `end` (default now) and the `days` before it. ISO 8601 UTC. */
-export const digestPeriod = (q: { end?: string | undefined; days: number }, now = Date.now()) => {
-  const end = new Date(q.end ? Date.parse(q.end) : now).toISOString();
-  return { start: new Date(Date.parse(end) - q.days * DAY_MS).toISOString(), end };
-};
+export const digestPeriod = (q: { end?: string | undefined; days: number }, now = Date.now()) =>
+  digestPeriodOf(q.end ? Date.parse(q.end) : now, q.days);
 
 /**
  * Digests (issue 27 point 4, documented additions, docs/digests.md):
@@ -48,19 +33,8 @@ export const digestPeriod = (q: { end?: string | undefined; days: number }, now 
 export const digestRoutes: FastifyPluginAsync<DigestRoutesOptions> = async (app, { documents, lifecycle }) => {
   const known = channelCheck({ documents });
 
-  const digestOf = async (
-    channelId: string,
-    start: string,
-    end: string,
-  ): Promise<Digest & { channel_name: string | null }> => {
-    const [channel, items, topics] = await Promise.all([
-      documents.getChannel(channelId),
-      channelItems(lifecycle, channelId, end),
-      documents.topicWindow(channelId, start, end),
-    ]);
-    const channelName = channel?.name ?? null;
-    return { ...composeDigest({ channelId, channelName, start, end, items, topics }), channel_name: channelName };
-  };
+  const digestOf = (channelId: string, start: string, end: string) =>
+    channelDigest({ documents, lifecycle }, channelId, start, end);
 
   app.get(
     '/api/channels/:channel_id/digest',
