@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
-import { WikiPageDiffSchema } from './contract/wiki.js';
+import { WikiChannelSchema, WikiPageDiffSchema, WikiPageResponseSchema } from './contract/wiki.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 
@@ -15,9 +15,9 @@ const between = (a: string, b: string) => new Date((Date.parse(a) + Date.parse(b
 
 /**
  * Issue 27 point 2, "As of a date", on the real OLake export (#help): a fact superseded later reads valid as of an
- * earlier date; search, decisions and the wiki answer differently as of then than today; the page diff route.
- * The wiki's first version is generated after the first half of the channel's messages is imported, the second after
- * the rest, so the two versions really differ.
+ * earlier date; search, decisions and the wiki (structure, pages, the channel and topic routes) answer differently
+ * as of then than today; the page diff route. The wiki's first version is generated after the first half of the
+ * channel's messages is imported, the second after the rest, so the two versions really differ.
  */
 describe('as_of on real data (slack-olake #help)', () => {
   let rt: Runtime;
@@ -262,6 +262,86 @@ describe('as_of on real data (slack-olake #help)', () => {
     console.log(
       `wiki page ${changed.id} v1 (${T1}) → v2 (${T2}): +${d.body.added_lines} −${d.body.removed_lines} lines\n` +
         d.body.diff.split('\n').slice(0, 12).join('\n'),
+    );
+  });
+
+  it('GET /api/wiki/{channel_id} and its topic pages as of a date answer the earlier version, in the same shape', async () => {
+    const mid = between(T1, T2);
+    const [v1, v2] = [
+      (await get(`/api/wiki/versions/1?channel_id=${channelId}`)).body,
+      (await get(`/api/wiki/versions/2?channel_id=${channelId}`)).body,
+    ];
+    type Page = { id: string; page_type: string; content: string };
+    const today = await get(`/api/wiki/${channelId}`);
+    const then = await get(`/api/wiki/${channelId}?as_of=${mid}`);
+    expect(then.status).toBe(200);
+    WikiChannelSchema.parse(then.body);
+    WikiChannelSchema.parse(today.body);
+    // The version current then: its structure and overview as saved (no freshness mark: history).
+    expect(then.body).toEqual({ ...v1.structure, overview: v1.overview });
+    const { freshness: _, ...todayWiki } = today.body;
+    expect(todayWiki).toEqual({ ...v2.structure, is_stale: today.body.is_stale, overview: v2.overview });
+    expect(then.body.overview.content).not.toBe(today.body.overview.content);
+    expect(then.body.pages).not.toEqual(today.body.pages);
+    // as_of after the second version is today's wiki.
+    expect((await get(`/api/wiki/${channelId}?as_of=${T2}`)).body).toEqual({ ...v2.structure, overview: v2.overview });
+
+    // A topic whose page changed: as of then it is the first version's page.
+    const topic = (v1.pages as Page[]).find(
+      (p) => p.page_type !== 'fixed' && (v2.pages as Page[]).some((q) => q.id === p.id && q.content !== p.content),
+    )!;
+    expect(topic, 'a topic page that changed between the versions').toBeDefined();
+    const topicThen = await get(`/api/wiki/${channelId}/topics/${topic.id}?as_of=${mid}`);
+    expect(topicThen.status).toBe(200);
+    WikiPageResponseSchema.parse(topicThen.body);
+    expect(topicThen.body).toEqual(topic);
+    const topicNow = await get(`/api/wiki/${channelId}/topics/${topic.id}`);
+    expect(topicNow.body.content).not.toBe(topic.content);
+    // The short id (without `topic-`) names the same page.
+    expect((await get(`/api/wiki/${channelId}/topics/${topic.id.replace(/^topic-/, '')}?as_of=${mid}`)).body).toEqual(
+      topic,
+    );
+    // A topic only the second version has: 404 as of then, 200 today.
+    const added = (v2.pages as Page[]).find(
+      (p) => p.page_type !== 'fixed' && !(v1.pages as Page[]).some((q) => q.id === p.id),
+    );
+    const missing = added?.id ?? 'topic-not-a-topic';
+    const gone = await get(`/api/wiki/${channelId}/topics/${missing}?as_of=${mid}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('NOT_FOUND');
+    if (added) expect((await get(`/api/wiki/${channelId}/topics/${added.id}`)).status).toBe(200);
+    // A fixed page is no topic, as of then too.
+    expect((await get(`/api/wiki/${channelId}/topics/overview?as_of=${mid}`)).status).toBe(404);
+
+    // Before the first version: 404 with the structure route's details; a bad as_of: 400; an unknown channel: 404.
+    const structureEarly = await get(`/api/wiki/structure?channel_id=${channelId}&as_of=2026-01-01`);
+    for (const url of [
+      `/api/wiki/${channelId}?as_of=2026-01-01`,
+      `/api/wiki/${channelId}/topics/${topic.id}?as_of=2026-01-01`,
+    ]) {
+      const early = await get(url);
+      expect(early.status, url).toBe(404);
+      expect(early.body.error.code, url).toBe('NOT_FOUND');
+      expect(early.body.error.details, url).toEqual({
+        channel_id: channelId,
+        as_of: '2026-01-01T00:00:00.000Z',
+        first_generated_at: T1,
+      });
+      expect(early.body.error).toEqual(structureEarly.body.error);
+    }
+    for (const url of [
+      `/api/wiki/${channelId}?as_of=June`,
+      `/api/wiki/${channelId}/topics/${topic.id}?as_of=2026-13-45`,
+    ]) {
+      const bad = await get(url);
+      expect(bad.status, url).toBe(400);
+      expect(bad.body.error.code, url).toBe('INVALID_REQUEST');
+    }
+    expect((await get(`/api/wiki/nope?as_of=${mid}`)).status).toBe(404);
+    console.log(
+      `GET /api/wiki/{channel} as of ${mid}: v1 (${then.body.pages.length} top-level pages) vs today v2 ` +
+        `(${today.body.pages.length}); topic ${topic.id} as of then ${topic.content.length} chars, today ` +
+        `${topicNow.body.content.length}; topic only in v2: ${added?.id ?? 'none'}`,
     );
   });
 });
