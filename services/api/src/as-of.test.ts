@@ -2,11 +2,14 @@ import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
-import { WikiPageDiffSchema } from './contract/wiki.js';
+import { WikiChannelSchema, WikiPageDiffSchema, WikiPageResponseSchema } from './contract/wiki.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 
@@ -15,14 +18,16 @@ const between = (a: string, b: string) => new Date((Date.parse(a) + Date.parse(b
 
 /**
  * Issue 27 point 2, "As of a date", on the real OLake export (#help): a fact superseded later reads valid as of an
- * earlier date; search, decisions and the wiki answer differently as of then than today; the page diff route.
- * The wiki's first version is generated after the first half of the channel's messages is imported, the second after
- * the rest, so the two versions really differ.
+ * earlier date; search, decisions and the wiki (structure, pages, the channel and topic routes) answer differently
+ * as of then than today; the page diff route; the MCP tools' as_of and wiki_page_diff. The wiki's first version is
+ * generated after the first half of the channel's messages is imported, the second after the rest, so the two
+ * versions really differ.
  */
 describe('as_of on real data (slack-olake #help)', () => {
   let rt: Runtime;
   let app: FastifyInstance;
   let channelId: string;
+  let mcp: Client | undefined;
   /** The wiki versions' generation times (passed to the generator as its `now`). */
   const T1 = '2026-06-20T00:00:00.000Z';
   const T2 = '2026-07-20T00:00:00.000Z';
@@ -50,6 +55,7 @@ describe('as_of on real data (slack-olake #help)', () => {
     app = await buildApp(apiPorts(rt));
   }, 240_000);
   afterAll(async () => {
+    await mcp?.close();
     await app?.close();
     await rt?.close();
   });
@@ -263,5 +269,224 @@ describe('as_of on real data (slack-olake #help)', () => {
       `wiki page ${changed.id} v1 (${T1}) → v2 (${T2}): +${d.body.added_lines} −${d.body.removed_lines} lines\n` +
         d.body.diff.split('\n').slice(0, 12).join('\n'),
     );
+  });
+
+  it('GET /api/wiki/{channel_id} and its topic pages as of a date answer the earlier version, in the same shape', async () => {
+    const mid = between(T1, T2);
+    const [v1, v2] = [
+      (await get(`/api/wiki/versions/1?channel_id=${channelId}`)).body,
+      (await get(`/api/wiki/versions/2?channel_id=${channelId}`)).body,
+    ];
+    type Page = { id: string; page_type: string; content: string };
+    const today = await get(`/api/wiki/${channelId}`);
+    const then = await get(`/api/wiki/${channelId}?as_of=${mid}`);
+    expect(then.status).toBe(200);
+    WikiChannelSchema.parse(then.body);
+    WikiChannelSchema.parse(today.body);
+    // The version current then: its structure and overview as saved (no freshness mark: history).
+    expect(then.body).toEqual({ ...v1.structure, overview: v1.overview });
+    const { freshness: _, ...todayWiki } = today.body;
+    expect(todayWiki).toEqual({ ...v2.structure, is_stale: today.body.is_stale, overview: v2.overview });
+    expect(then.body.overview.content).not.toBe(today.body.overview.content);
+    expect(then.body.pages).not.toEqual(today.body.pages);
+    // as_of after the second version is today's wiki.
+    expect((await get(`/api/wiki/${channelId}?as_of=${T2}`)).body).toEqual({ ...v2.structure, overview: v2.overview });
+
+    // A topic whose page changed: as of then it is the first version's page.
+    const topic = (v1.pages as Page[]).find(
+      (p) => p.page_type !== 'fixed' && (v2.pages as Page[]).some((q) => q.id === p.id && q.content !== p.content),
+    )!;
+    expect(topic, 'a topic page that changed between the versions').toBeDefined();
+    const topicThen = await get(`/api/wiki/${channelId}/topics/${topic.id}?as_of=${mid}`);
+    expect(topicThen.status).toBe(200);
+    WikiPageResponseSchema.parse(topicThen.body);
+    expect(topicThen.body).toEqual(topic);
+    const topicNow = await get(`/api/wiki/${channelId}/topics/${topic.id}`);
+    expect(topicNow.body.content).not.toBe(topic.content);
+    // The short id (without `topic-`) names the same page.
+    expect((await get(`/api/wiki/${channelId}/topics/${topic.id.replace(/^topic-/, '')}?as_of=${mid}`)).body).toEqual(
+      topic,
+    );
+    // A topic only the second version has: 404 as of then, 200 today.
+    const added = (v2.pages as Page[]).find(
+      (p) => p.page_type !== 'fixed' && !(v1.pages as Page[]).some((q) => q.id === p.id),
+    );
+    const missing = added?.id ?? 'topic-not-a-topic';
+    const gone = await get(`/api/wiki/${channelId}/topics/${missing}?as_of=${mid}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('NOT_FOUND');
+    if (added) expect((await get(`/api/wiki/${channelId}/topics/${added.id}`)).status).toBe(200);
+    // A fixed page is no topic, as of then too.
+    expect((await get(`/api/wiki/${channelId}/topics/overview?as_of=${mid}`)).status).toBe(404);
+
+    // Before the first version: 404 with the structure route's details; a bad as_of: 400; an unknown channel: 404.
+    const structureEarly = await get(`/api/wiki/structure?channel_id=${channelId}&as_of=2026-01-01`);
+    for (const url of [
+      `/api/wiki/${channelId}?as_of=2026-01-01`,
+      `/api/wiki/${channelId}/topics/${topic.id}?as_of=2026-01-01`,
+    ]) {
+      const early = await get(url);
+      expect(early.status, url).toBe(404);
+      expect(early.body.error.code, url).toBe('NOT_FOUND');
+      expect(early.body.error.details, url).toEqual({
+        channel_id: channelId,
+        as_of: '2026-01-01T00:00:00.000Z',
+        first_generated_at: T1,
+      });
+      expect(early.body.error).toEqual(structureEarly.body.error);
+    }
+    for (const url of [
+      `/api/wiki/${channelId}?as_of=June`,
+      `/api/wiki/${channelId}/topics/${topic.id}?as_of=2026-13-45`,
+    ]) {
+      const bad = await get(url);
+      expect(bad.status, url).toBe(400);
+      expect(bad.body.error.code, url).toBe('INVALID_REQUEST');
+    }
+    expect((await get(`/api/wiki/nope?as_of=${mid}`)).status).toBe(404);
+    console.log(
+      `GET /api/wiki/{channel} as of ${mid}: v1 (${then.body.pages.length} top-level pages) vs today v2 ` +
+        `(${today.body.pages.length}); topic ${topic.id} as of then ${topic.content.length} chars, today ` +
+        `${topicNow.body.content.length}; topic only in v2: ${added?.id ?? 'none'}`,
+    );
+  });
+
+  describe('MCP (Streamable HTTP at /mcp, the open local default)', () => {
+    type Json = ReturnType<typeof JSON.parse>;
+    const tool = async (name: string, args: Record<string, unknown>) =>
+      (await mcp!.callTool({ name, arguments: args })) as CallToolResult;
+    const json = async (name: string, args: Record<string, unknown>): Promise<Json> => {
+      const r = await tool(name, args);
+      const t = (r.content[0] as { text: string }).text;
+      expect(r.isError, `${name}: ${t}`).toBeFalsy();
+      return JSON.parse(t);
+    };
+
+    beforeAll(async () => {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as { port: number };
+      mcp = new Client({ name: 'atlas-as-of-test', version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    });
+
+    it("every tool whose route takes as_of passes it on: the answer is the route's as of then, not today's", async () => {
+      const mid = between(T1, T2);
+      // Wiki: the version current then.
+      const v1 = (await get(`/api/wiki/versions/1?channel_id=${channelId}`)).body;
+      const structureThen = await json('wiki_structure', { channel_id: channelId, as_of: mid });
+      expect(structureThen).toEqual(v1.structure);
+      expect(await json('wiki_structure', { channel_id: channelId })).not.toEqual(structureThen);
+      const overviewThen = await json('wiki_page', { channel_id: channelId, page_id: 'overview', as_of: mid });
+      expect(overviewThen.content).toBe(v1.overview.content);
+      expect((await json('wiki_page', { channel_id: channelId, page_id: 'overview' })).content).not.toBe(
+        overviewThen.content,
+      );
+
+      // Facts: the list as of T1 holds fewer, each stated by then; a fact superseded later is valid then.
+      const factsNow = await json('list_facts', { channel_id: channelId, limit: 100 });
+      const factsThen = await json('list_facts', { channel_id: channelId, limit: 100, as_of: T1 });
+      expect(factsThen.total).toBe((await get(`/api/memories?channel_id=${channelId}&as_of=${T1}&limit=1`)).body.total);
+      expect(factsThen.total).toBeLessThan(factsNow.total);
+      for (const f of factsThen.facts) expect(Date.parse(f.at)).toBeLessThanOrEqual(Date.parse(T1));
+      const [sup] = await q(sql<{ fact_id: string; fact_ts: Date; invalid_at: Date }>`select s.fact_id,
+        f.message_ts as fact_ts, s.invalid_at from fact_supersessions s join memories f on f.id = s.fact_id
+        where s.certain and f.channel_id = ${channelId} and f.message_ts < s.invalid_at order by s.invalid_at, s.fact_id
+        limit 1`);
+      const supAsOf = between(sup!.fact_ts.toISOString(), sup!.invalid_at.toISOString());
+      expect((await json('get_fact', { memory_id: sup!.fact_id })).superseded_by).not.toBeNull();
+      expect(await json('get_fact', { memory_id: sup!.fact_id, as_of: supAsOf })).toEqual(
+        (await get(`/api/memories/${sup!.fact_id}?as_of=${supAsOf}`)).body,
+      );
+      expect((await json('get_fact', { memory_id: sup!.fact_id, as_of: supAsOf })).superseded_by).toBeNull();
+
+      // Search: a fact stated after T1 is found today, not as of T1.
+      const [late] = await q(sql<{ id: string; memory_text: string }>`select id, memory_text from memories
+        where channel_id = ${channelId} and message_ts > ${T1}::timestamptz order by quality_score desc, id limit 1`);
+      const ids = (b: Json) => b.results.map((r: { id: string }) => r.id);
+      const args = { query: late!.memory_text, channel_id: channelId, mode: 'keyword', limit: 50 };
+      expect(ids(await json('search_facts', args))).toContain(late!.id);
+      const searchThen = await json('search_facts', { ...args, as_of: T1 });
+      expect(ids(searchThen)).not.toContain(late!.id);
+      for (const r of searchThen.results) expect(Date.parse(r.at)).toBeLessThanOrEqual(Date.parse(T1));
+
+      // Graph: fewer decisions and entities then; relationships valid then; a card as the route answers it then.
+      const decisionsThen = await json('decisions', { channel_id: channelId, as_of: T1 });
+      expect(decisionsThen).toEqual((await get(`/api/graph/decisions?channel_id=${channelId}&as_of=${T1}`)).body);
+      expect(decisionsThen.length).toBeLessThan((await json('decisions', { channel_id: channelId })).length);
+      const entitiesThen = await json('list_entities', { channel_id: channelId, limit: 200, as_of: T1 });
+      expect(entitiesThen.length).toBeLessThan(
+        (await json('list_entities', { channel_id: channelId, limit: 200 })).length,
+      );
+      const relsThen = await json('relationships', { channel_id: channelId, limit: 200, as_of: T1 });
+      expect(relsThen).toEqual(
+        (await get(`/api/graph/relationships?channel_id=${channelId}&limit=200&as_of=${T1}`)).body,
+      );
+      for (const r of relsThen) expect(r.valid_from <= T1.slice(0, 10)).toBe(true);
+      const [busy] = await q(sql<{ name: string }>`select name from graph_entities where channel_id = ${channelId}
+        and message_ts <= ${T1}::timestamptz and last_mentioned_at > ${T1}::timestamptz
+        order by mention_count desc, name limit 1`);
+      const cardThen = await json('entity_card', { name: busy!.name, as_of: T1 });
+      const cardUrl = `/api/graph/entities/${encodeURIComponent(busy!.name)}/card`;
+      expect(cardThen).toEqual((await get(`${cardUrl}?as_of=${T1}`)).body);
+      expect(cardThen).not.toEqual((await get(cardUrl)).body);
+
+      // Ask: every citation as of T1 was stated by then.
+      const askThen = await json('ask', { question: late!.memory_text, channel_id: channelId, as_of: T1 });
+      for (const c of askThen.citations) expect(Date.parse(c.timestamp)).toBeLessThanOrEqual(Date.parse(T1));
+      const askNow = await json('ask', { question: late!.memory_text, channel_id: channelId });
+      expect(askNow.citations.some((c: { timestamp: string }) => Date.parse(c.timestamp) > Date.parse(T1))).toBe(true);
+      expect(askThen.citations).not.toEqual(askNow.citations);
+
+      // A bad as_of reaches each route: its 400 is the tool's error.
+      const calls: [string, Record<string, unknown>][] = [
+        ['ask', { question: 'what changed?', channel_id: channelId }],
+        ['search_facts', { query: 'release', channel_id: channelId }],
+        ['list_facts', { channel_id: channelId }],
+        ['get_fact', { memory_id: sup!.fact_id }],
+        ['list_entities', { channel_id: channelId }],
+        ['entity_card', { name: busy!.name }],
+        ['relationships', { channel_id: channelId }],
+        ['decisions', { channel_id: channelId }],
+        ['wiki_structure', { channel_id: channelId }],
+        ['wiki_page', { channel_id: channelId, page_id: 'overview' }],
+      ];
+      for (const [name, a] of calls) {
+        const r = await tool(name, { ...a, as_of: 'last week' });
+        expect(r.isError, name).toBe(true);
+        expect((r.content[0] as { text: string }).text, name).toMatch(/INVALID_REQUEST/);
+      }
+      // Tools whose routes take no as_of do not offer it.
+      const listed = (await mcp!.listTools()).tools;
+      const offering = listed.filter((t) => 'as_of' in ((t.inputSchema.properties ?? {}) as object)).map((t) => t.name);
+      expect(offering.sort()).toEqual(calls.map(([n]) => n).sort());
+      console.log(
+        `MCP as_of: list_facts total ${factsNow.total} today, ${factsThen.total} as of ${T1}; decisions ` +
+          `${decisionsThen.length} then; entities ${entitiesThen.length} then; card "${busy!.name}" as of then differs; ` +
+          `ask cites ${askThen.citations.length} facts as of then, ${askNow.citations.length} today`,
+      );
+    });
+
+    it('wiki_page_diff answers what GET /api/wiki/pages/{page_id}/diff answers, by version numbers or dates', async () => {
+      const mid = between(T1, T2);
+      const url = (q: string) => `/api/wiki/pages/overview/diff?channel_id=${channelId}&${q}`;
+      const byNumber = await json('wiki_page_diff', { channel_id: channelId, page_id: 'overview', from: 1, to: 2 });
+      const rest = await get(url('from=1&to=2'));
+      expect(rest.status).toBe(200);
+      expect(byNumber).toEqual(rest.body);
+      expect(byNumber.changed).toBe(true);
+      WikiPageDiffSchema.parse(byNumber);
+      expect(await json('wiki_page_diff', { channel_id: channelId, page_id: 'overview', from: mid })).toEqual(
+        (await get(url(`from=${mid}`))).body,
+      );
+      expect(await json('wiki_page_diff', { channel_id: channelId, page_id: 'overview', from: '2', to: T2 })).toEqual(
+        (await get(url(`from=2&to=${T2}`))).body,
+      );
+      const early = await tool('wiki_page_diff', { channel_id: channelId, page_id: 'overview', from: '2026-01-01' });
+      expect(early.isError).toBe(true);
+      expect((early.content[0] as { text: string }).text).toMatch(/^404 NOT_FOUND/);
+      const bad = await tool('wiki_page_diff', { channel_id: channelId, page_id: 'overview', from: 'junk' });
+      expect((bad.content[0] as { text: string }).text).toMatch(/^400 INVALID_REQUEST/);
+      console.log(`MCP wiki_page_diff overview v1 → v2: +${byNumber.added_lines} −${byNumber.removed_lines} lines`);
+    });
   });
 });

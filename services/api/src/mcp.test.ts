@@ -104,6 +104,7 @@ describe('MCP server on real data', () => {
         'start_sync',
         'sync_status',
         'wiki_page',
+        'wiki_page_diff',
         'wiki_structure',
       ].sort(),
     );
@@ -145,6 +146,23 @@ describe('MCP server on real data', () => {
     expect(structure.pages.length).toBeGreaterThan(0);
     const wiki = json(await call(c, 'wiki_page', { channel_id: help, page_id: structure.pages[0].id }));
     expect(wiki.content.length).toBeGreaterThan(0);
+    // The page diff tool answers what its route answers (one version here: unchanged against itself).
+    const diff = json(await call(c, 'wiki_page_diff', { channel_id: help, page_id: structure.pages[0].id, from: 1 }));
+    const diffRest = await h.call(
+      'GET',
+      `/api/wiki/pages/${structure.pages[0].id}/diff?channel_id=${help}&from=1`,
+      undefined,
+      { authorization: `Bearer ${admin}` },
+    );
+    expect(diffRest.status).toBe(200);
+    expect(diff).toEqual(diffRest.body);
+    expect(diff).toMatchObject({ changed: false, diff: '', from: { version_number: 1, page_exists: true } });
+    expect(json(await call(c, 'wiki_structure', { channel_id: help, as_of: '2999-01-01' })).pages).toEqual(
+      structure.pages,
+    );
+    expect(errorText(await call(c, 'wiki_structure', { channel_id: help, as_of: '2001-01-01' }))).toMatch(
+      /^404 NOT_FOUND: .*had no wiki version as of 2001-01-01/,
+    );
     const stats = json(await call(c, 'channel_stats', { channel_id: help }));
     expect(stats.fact_count).toBe(page.total); // the stats and the facts agree
 
@@ -197,7 +215,7 @@ describe('MCP server on real data', () => {
     const c = new Client({ name: 'atlas-stdio-test', version: '1.0.0' });
     await c.connect(transport);
     clients.push(c);
-    expect((await c.listTools()).tools.length).toBe(14);
+    expect((await c.listTools()).tools.length).toBe(15);
     const channels = json(await call(c, 'list_channels')) as Json[];
     expect(channels.map((ch) => ch.id)).toEqual([eth]);
     const everywhere = json(await call(c, 'search_facts', { query: 'kafka connector setup' }));

@@ -86,7 +86,9 @@ export const readAskStream = (
  * The Atlas MCP server (issue 25 point 3; docs/mcp.md): tools over the REST API through `call`, each validated by its
  * zod input schema and clamped to the spec's limits, answering compact JSON that cites permalinks:
  * ask, search_facts, list_facts, get_fact, list_channels, list_entities, entity_card, relationships, decisions, wiki_structure,
- * wiki_page, channel_stats, sync_status, start_sync. Resources: `atlas://stats` and `atlas://wiki/{channel_id}/{page_id}`.
+ * wiki_page, wiki_page_diff, channel_stats, sync_status, start_sync. Every tool whose route takes `as_of` (issue 27
+ * point 2: ask, the fact, graph and wiki reads) takes it too and passes it on; the route validates it (400 as the
+ * tool's error). Resources: `atlas://stats` and `atlas://wiki/{channel_id}/{page_id}`.
  * Prompts: recent_decisions, who_owns, briefing. `gate` runs before every tool (per-tool rate limits); its throw
  * becomes the tool's error result.
  */
@@ -124,6 +126,22 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
     );
 
   const channelId = z.string().min(1).describe('a channel id (list_channels)');
+  /** `as_of` of the routes that take it (issue 27 point 2; docs/routes.md "As of a date"), passed on as given. */
+  const asOf = (what: string) =>
+    z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        `ISO 8601 date or date-time (2026-06-03, 2026-06-03T10:00:00Z): answer as of that instant instead of now (a future one is now): ${what}`,
+      );
+  const factsAsOf = asOf('the facts stated by then, with their validity then');
+  const graphAsOf = asOf('the graph as it stood then');
+  const wikiAsOf = asOf('the wiki version current then');
+  /** A version of the page diff: a version number or an ISO 8601 date (the version current then). */
+  const versionRef = z
+    .union([z.number().int().min(1), z.string().min(1)])
+    .describe('a wiki version number (3) or an ISO 8601 date or date-time (the version current then)');
 
   tool(
     'ask',
@@ -132,10 +150,15 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
       question: z.string().min(1).max(2000),
       channel_id: channelId.optional(),
       session_id: z.string().min(1).optional().describe('continue an earlier answer'),
+      as_of: asOf('retrieve only the facts stated by then, with their validity then'),
     },
-    async ({ question, channel_id, session_id }) => {
+    async ({ question, channel_id, session_id, as_of }) => {
       const url = channel_id ? `/api/channels/${encodeURIComponent(channel_id)}/ask` : '/api/ask';
-      const r = await call('POST', url, { question, ...(session_id ? { session_id } : {}) });
+      const r = await call('POST', url, {
+        question,
+        ...(session_id ? { session_id } : {}),
+        ...(as_of ? { as_of } : {}),
+      });
       if (r.status >= 400 && !r.contentType.includes('event-stream')) return answer(Promise.resolve(r));
       const s = readAskStream(r.raw);
       if (s.error) {
@@ -161,11 +184,13 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
       topics: z.array(z.string()).optional(),
       since: z.string().optional().describe('ISO time'),
       until: z.string().optional().describe('ISO time'),
+      as_of: factsAsOf,
     },
-    ({ query, channel_id, limit, mode, fact_types, importance, authors, topics, since, until }) =>
+    ({ query, channel_id, limit, mode, fact_types, importance, authors, topics, since, until, as_of }) =>
       answer(
         call('POST', '/api/search', {
           query,
+          ...(as_of ? { as_of } : {}),
           channel_id: channel_id ?? null,
           limit: clamp(limit, 10, SEARCH_MAX),
           search_mode: mode ?? 'hybrid',
@@ -203,6 +228,7 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
       topic: z.string().optional(),
       entity: z.string().optional(),
       importance: z.enum(['low', 'medium', 'high', 'critical']).optional(),
+      as_of: factsAsOf,
     },
     ({ channel_id, page, limit, ...filters }) =>
       answer(
@@ -222,8 +248,8 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
   tool(
     'get_fact',
     'One fact with its source message, entities and permalink.',
-    { memory_id: z.string().min(1) },
-    ({ memory_id }) => answer(call('GET', `/api/memories/${encodeURIComponent(memory_id)}`)),
+    { memory_id: z.string().min(1), as_of: factsAsOf },
+    ({ memory_id, as_of }) => answer(call('GET', `/api/memories/${encodeURIComponent(memory_id)}${qs({ as_of })}`)),
   );
 
   tool('list_channels', 'The channels this key sees, with their platform, counts and last sync.', {}, () =>
@@ -246,16 +272,17 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
       channel_id: channelId,
       type: z.enum(['Person', 'Decision', 'Project', 'Technology', 'Team', 'Meeting']).optional(),
       limit: z.number().int().min(1).optional().describe(`default 50, at most ${GRAPH_MAX}`),
+      as_of: graphAsOf,
     },
-    ({ channel_id, type, limit }) =>
-      answer(call('GET', `/api/graph/entities${qs({ channel_id, type, limit: clamp(limit, 50, GRAPH_MAX) })}`)),
+    ({ channel_id, type, limit, as_of }) =>
+      answer(call('GET', `/api/graph/entities${qs({ channel_id, type, limit: clamp(limit, 50, GRAPH_MAX), as_of })}`)),
   );
 
   tool(
     'entity_card',
     'Everything known about one entity by name: what it is, its relationships, the facts that mention it, across the channels this key sees.',
-    { name: z.string().min(1).max(200) },
-    ({ name }) => answer(call('GET', `/api/graph/entities/${encodeURIComponent(name)}/card`)),
+    { name: z.string().min(1).max(200), as_of: graphAsOf },
+    ({ name, as_of }) => answer(call('GET', `/api/graph/entities/${encodeURIComponent(name)}/card${qs({ as_of })}`)),
   );
 
   tool(
@@ -267,12 +294,13 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
       source: z.string().optional().describe('an entity id'),
       target: z.string().optional().describe('an entity id'),
       limit: z.number().int().min(1).optional().describe(`default 50, at most ${GRAPH_MAX}`),
+      as_of: graphAsOf,
     },
-    ({ channel_id, type, source, target, limit }) =>
+    ({ channel_id, type, source, target, limit, as_of }) =>
       answer(
         call(
           'GET',
-          `/api/graph/relationships${qs({ channel_id, type, source, target, limit: clamp(limit, 50, GRAPH_MAX) })}`,
+          `/api/graph/relationships${qs({ channel_id, type, source, target, limit: clamp(limit, 50, GRAPH_MAX), as_of })}`,
         ),
       ),
   );
@@ -280,23 +308,23 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
   tool(
     'decisions',
     "A channel's decisions with their status and supersession history (which decision replaced which).",
-    { channel_id: channelId, status: z.string().optional() },
-    ({ channel_id, status }) => answer(call('GET', `/api/graph/decisions${qs({ channel_id, status })}`)),
+    { channel_id: channelId, status: z.string().optional(), as_of: graphAsOf },
+    ({ channel_id, status, as_of }) => answer(call('GET', `/api/graph/decisions${qs({ channel_id, status, as_of })}`)),
   );
 
   tool(
     'wiki_structure',
     "A channel's wiki: its pages and topics as a tree (ids for wiki_page).",
-    { channel_id: channelId },
-    ({ channel_id }) => answer(call('GET', `/api/wiki/structure${qs({ channel_id })}`)),
+    { channel_id: channelId, as_of: wikiAsOf },
+    ({ channel_id, as_of }) => answer(call('GET', `/api/wiki/structure${qs({ channel_id, as_of })}`)),
   );
 
   tool(
     'wiki_page',
     'One wiki page of a channel: its Markdown content with citations.',
-    { channel_id: channelId, page_id: z.string().min(1) },
-    ({ channel_id, page_id }) =>
-      answer(call('GET', `/api/wiki/pages/${encodeURIComponent(page_id)}${qs({ channel_id })}`), (b) => ({
+    { channel_id: channelId, page_id: z.string().min(1), as_of: wikiAsOf },
+    ({ channel_id, page_id, as_of }) =>
+      answer(call('GET', `/api/wiki/pages/${encodeURIComponent(page_id)}${qs({ channel_id, as_of })}`), (b) => ({
         id: b.id,
         title: b.title,
         content: b.content,
@@ -306,6 +334,19 @@ export const createAtlasMcpServer = (call: ApiCall, gate: ToolGate = async () =>
           permalink: c.permalink,
         })),
       })),
+  );
+
+  tool(
+    'wiki_page_diff',
+    "How one wiki page changed between two versions of a channel's wiki: the unified line diff of its title and Markdown content (empty when unchanged), the counts of added and removed lines, and each side's version number, generation time and whether the page existed then. `from` and `to` are each a version number or an ISO 8601 date (the version current then); `to` defaults to the current version. A page absent from one side diffs against nothing.",
+    {
+      channel_id: channelId,
+      page_id: z.string().min(1).describe('a page id (wiki_structure)'),
+      from: versionRef,
+      to: versionRef.optional(),
+    },
+    ({ channel_id, page_id, from, to }) =>
+      answer(call('GET', `/api/wiki/pages/${encodeURIComponent(page_id)}/diff${qs({ channel_id, from, to })}`)),
   );
 
   tool(

@@ -130,5 +130,12 @@ export const wikiHistoryRoutes: FastifyPluginAsync<WikiHistoryRoutesOptions> = a
   );
 };
 
-/** `?as_of=` of the wiki's structure and page routes (issue 27 point 2). */
-export const WikiAsOfQuery = z.object({ as_of: AsOf.optional() });
+/**
+ * `?as_of=` of the wiki's structure, page, channel and topic routes (issue 27 point 2): an ISO 8601 date or date-time
+ * (AsOf; bad: 400 INVALID_REQUEST, future: now). The routes then answer from the version current then.
+ */
+export const WikiAsOfQuery = z.object({
+  as_of: AsOf.optional().describe(
+    'ISO 8601 date or date-time: answer from the wiki version current at that instant (the newest generated at or before it)',
+  ),
+});
