@@ -1749,6 +1749,8 @@ export interface paths {
                             graph_enabled: boolean;
                             fact_extraction_enabled: boolean;
                             retention_days: number | null;
+                            digest_enabled: boolean;
+                            digest_days: number;
                         };
                     };
                 };
@@ -1943,6 +1945,8 @@ export interface paths {
                         graph_enabled?: boolean;
                         fact_extraction_enabled?: boolean;
                         retention_days?: number | null;
+                        digest_enabled?: boolean;
+                        digest_days?: number;
                     };
                 };
             };
@@ -1959,6 +1963,8 @@ export interface paths {
                             graph_enabled: boolean;
                             fact_extraction_enabled: boolean;
                             retention_days: number | null;
+                            digest_enabled: boolean;
+                            digest_days: number;
                         };
                     };
                 };
@@ -10385,6 +10391,7 @@ export interface paths {
             parameters: {
                 query: {
                     channel_id: string;
+                    /** @description ISO 8601 date or date-time: answer from the wiki version current at that instant (the newest generated at or before it) */
                     as_of?: string;
                 };
                 header?: never;
@@ -10603,6 +10610,7 @@ export interface paths {
             parameters: {
                 query: {
                     channel_id: string;
+                    /** @description ISO 8601 date or date-time: answer from the wiki version current at that instant (the newest generated at or before it) */
                     as_of?: string;
                 };
                 header?: never;
@@ -13092,7 +13100,10 @@ export interface paths {
         /** @description Needs a key with the role reader or above. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description ISO 8601 date or date-time: answer from the wiki version current at that instant (the newest generated at or before it) */
+                    as_of?: string;
+                };
                 header?: never;
                 path: {
                     channel_id: string;
@@ -13345,7 +13356,10 @@ export interface paths {
         /** @description Needs a key with the role reader or above. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description ISO 8601 date or date-time: answer from the wiki version current at that instant (the newest generated at or before it) */
+                    as_of?: string;
+                };
                 header?: never;
                 path: {
                     channel_id: string;
