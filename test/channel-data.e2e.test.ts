@@ -118,6 +118,8 @@ for (const profile of profiles)
           graph_enabled: true,
           fact_extraction_enabled: true,
           retention_days: null,
+          digest_enabled: false,
+          digest_days: 7,
         },
       });
       const missing = await call('GET', '/api/channels/NOPE/settings');
@@ -142,6 +144,8 @@ for (const profile of profiles)
           graph_enabled: true,
           fact_extraction_enabled: true,
           retention_days: 30,
+          digest_enabled: false,
+          digest_days: 7,
         },
       });
       // wiki_enabled off: an on-demand refresh is refused, the scheduler's pass skips the (stale) channel.

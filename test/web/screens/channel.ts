@@ -46,6 +46,8 @@ interface Settings {
   graph_enabled: boolean;
   fact_extraction_enabled: boolean;
   retention_days: number | null;
+  digest_enabled: boolean;
+  digest_days: number;
 }
 
 const get = async <T>(ctx: WebContext, route: string): Promise<T> => {
@@ -338,8 +340,18 @@ export const channelScreen = (ctx: WebContext) => {
           'retention_days',
         );
         expect((await get<Settings>(ctx, route)).retention_days).toBe(before.retention_days);
-        // Restore through the form.
+        // The posted digest needs a connection: opting an imported channel in is refused (409) with the API's reason.
         await retention.fill(before.retention_days === null ? '' : String(before.retention_days));
+        expect(await form.getByLabel('Digest period (days)').inputValue()).toBe(String(before.digest_days));
+        const digest = form.getByRole('switch', { name: /^Posted digest/ });
+        expect(await digest.getAttribute('aria-checked')).toBe('false');
+        await digest.click();
+        await form.getByRole('button', { name: 'Save settings' }).click();
+        await form.getByRole('alert').filter({ hasText: 'CONFLICT' }).waitFor();
+        expect(await form.getByRole('alert').textContent()).toContain('no connection');
+        expect((await get<Settings>(ctx, route)).digest_enabled).toBe(false);
+        await digest.click();
+        // Restore through the form.
         await wiki.click();
         await form.getByRole('button', { name: 'Save settings' }).click();
         await form.getByText('Settings saved.').waitFor();

@@ -13,8 +13,10 @@ type Settings = {
   graph_enabled: boolean;
   fact_extraction_enabled: boolean;
   retention_days: number | null;
+  digest_enabled: boolean;
+  digest_days: number;
 };
-type Flag = Exclude<keyof Settings, 'retention_days'>;
+type Flag = Exclude<keyof Settings, 'retention_days' | 'digest_days'>;
 
 /** The switches of the settings form, with what each does (spec "Channel settings"; docs "Edits, deletes, retention"). */
 const FLAGS: { key: Flag; label: string; hint: string }[] = [
@@ -22,6 +24,11 @@ const FLAGS: { key: Flag; label: string; hint: string }[] = [
   { key: 'fact_extraction_enabled', label: 'Fact extraction', hint: 'Extract facts from new messages.' },
   { key: 'graph_enabled', label: 'Knowledge graph', hint: 'Add entities and relationships to the graph.' },
   { key: 'wiki_enabled', label: 'Wiki', hint: 'Generate and update the channel wiki.' },
+  {
+    key: 'digest_enabled',
+    label: 'Posted digest',
+    hint: 'The bot posts the channel’s digest (decisions, action items, topics) to the channel every period below. Needs a connection.',
+  },
 ];
 
 /** The API's 400 issues (`details.issues`: path and message), when the error carries them. */
@@ -39,12 +46,17 @@ const SettingsForm = ({ channelId, saved }: { channelId: string; saved: Settings
   const isAdmin = useIsAdmin();
   const [draft, setDraft] = useState<Settings>(saved);
   const [retention, setRetention] = useState(saved.retention_days === null ? '' : String(saved.retention_days));
+  const [digestDays, setDigestDays] = useState(String(saved.digest_days));
   const retentionId = useId();
   const hintId = useId();
+  const digestId = useId();
+  const digestHintId = useId();
+  const digestDaysValue = Number(digestDays);
   const retentionValue = retention.trim() === '' ? null : Number(retention);
   const changes: Partial<Settings> = {};
   for (const f of FLAGS) if (draft[f.key] !== saved[f.key]) changes[f.key] = draft[f.key];
   if (retentionValue !== saved.retention_days) changes.retention_days = retentionValue;
+  if (digestDaysValue !== saved.digest_days) changes.digest_days = digestDaysValue;
   const dirty = Object.keys(changes).length > 0;
 
   const save = useMutation({
@@ -55,6 +67,7 @@ const SettingsForm = ({ channelId, saved }: { channelId: string; saved: Settings
       void qc.invalidateQueries({ queryKey: channelKeys.detail(channelId), exact: true });
       setDraft(next);
       setRetention(next.retention_days === null ? '' : String(next.retention_days));
+      setDigestDays(String(next.digest_days));
     },
   });
   const submit = (e: FormEvent) => {
@@ -108,6 +121,25 @@ const SettingsForm = ({ channelId, saved }: { channelId: string; saved: Settings
             Messages older than this many days are removed (1 to 36,500); empty keeps them forever.
           </Text>
         </Flex>
+        <Flex direction="column" gap="1" style={{ maxWidth: 320 }}>
+          <Text as="label" htmlFor={digestId} size="2" weight="medium">
+            Digest period (days)
+          </Text>
+          <TextField.Root
+            id={digestId}
+            type="number"
+            inputMode="numeric"
+            value={digestDays}
+            readOnly={!isAdmin}
+            disabled={save.isPending}
+            aria-describedby={digestHintId}
+            aria-invalid={issues.some((i) => i.path.includes('digest_days')) || undefined}
+            onChange={(e) => setDigestDays(e.target.value)}
+          />
+          <Text id={digestHintId} size="1" color="gray">
+            How many days each posted digest covers, and how often it is posted (1 to 31; 7 is weekly).
+          </Text>
+        </Flex>
         {save.error ? (
           <Flex direction="column" gap="1">
             <ErrorState error={save.error} />
@@ -141,6 +173,7 @@ const SettingsForm = ({ channelId, saved }: { channelId: string; saved: Settings
               onClick={() => {
                 setDraft(saved);
                 setRetention(saved.retention_days === null ? '' : String(saved.retention_days));
+                setDigestDays(String(saved.digest_days));
                 save.reset();
               }}
             >
