@@ -196,12 +196,14 @@ export const WikiRoute = () => {
  * working links between pages (stored slugs such as `topic/foo` mapped to page ids through the structure; unknown
  * links stay plain text), the page's sources, a table of contents of its headings, the stale badge and the live
  * generation status (GET /api/wiki/status, polled every 2 s while a job is queued or running; the tree and page are
- * read again when a new version lands), versions with a diff of the page between two of them (GET
- * /api/wiki/versions, /api/wiki/versions/{n}), update (POST /api/wiki/refresh, members), regenerate (POST
- * /api/admin/wiki/rebuild, admins only) and download as Markdown. Reads never generate: a channel without a wiki says
- * so and offers to generate it. At 760 px and below the tree folds into a disclosure above the page, and below 1100 px
- * the table of contents sits above the page's text. Links go to `/channels/{channelId}/wiki/{pageId}`; the view
- * (`?view=versions&from=&to=`) lives in the URL.
+ * read again when a new version lands), the page's changes: the versions and the page's diff between two of them (GET
+ * /api/wiki/versions, GET /api/wiki/pages/{page_id}/diff), an "As of" day (issue 27 point 2: the tree and page as of
+ * the end of that day, UTC, with `as_of`; a notice names the version shown and leads back to now; before the first
+ * version, a message saying so), update (POST /api/wiki/refresh, members), regenerate (POST /api/admin/wiki/rebuild,
+ * admins only) and download as Markdown. Reads never generate: a channel without a wiki says so and offers to generate
+ * it. At 760 px and below the tree folds into a disclosure above the page, and below 1100 px the table of contents
+ * sits above the page's text. Links go to `/channels/{channelId}/wiki/{pageId}`; the view and the as-of time
+ * (`?view=changes&from=&to=&as_of=`) live in the URL.
  */
 export const WikiView = ({ channelId, pageId }: { channelId: string; pageId?: string }) => {
   const wide = useMediaQuery('(min-width: 761px)');
@@ -222,7 +224,7 @@ export const WikiView = ({ channelId, pageId }: { channelId: string; pageId?: st
     return (
       <Flex direction="column" gap="3">
         <WikiStatusBar channelId={channelId} />
-        <WikiAsOf channelId={channelId} asOf={asOf} onChange={setAsOf} />
+        <AsOfControl value={asOf} onChange={setAsOf} clearable={false} />
         <NoVersionThen error={structure.error as ApiError} asOf={asOf} onChange={setAsOf} />
       </Flex>
     );
@@ -705,7 +707,7 @@ const WikiAsOf = ({
               : '.'}
           </Callout.Text>
           <Flex>
-            <Button size="1" variant="soft" onClick={() => onChange(null)}>
+            <Button size="1" variant="soft" highContrast onClick={() => onChange(null)}>
               Back to the current wiki
             </Button>
           </Flex>
@@ -739,11 +741,11 @@ const NoVersionThen = ({
       </Callout.Text>
       <Flex gap="2" wrap="wrap">
         {first ? (
-          <Button size="1" variant="soft" onClick={() => onChange(first)}>
+          <Button size="1" variant="soft" highContrast onClick={() => onChange(first)}>
             Show the first version
           </Button>
         ) : null}
-        <Button size="1" variant="soft" onClick={() => onChange(null)}>
+        <Button size="1" variant="soft" highContrast onClick={() => onChange(null)}>
           Back to now
         </Button>
       </Flex>
