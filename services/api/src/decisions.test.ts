@@ -1,11 +1,16 @@
 import path from 'node:path';
-import { loadConfig } from '@atlas/core';
+import { loadConfig, normalizeEntityName } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
 import { apiPorts, appendPlan, drainProjectors, openRuntime, type Runtime } from '@atlas/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
-import { DecisionRecordSchema, LifecycleItemDetailSchema, LifecyclePageSchema } from './contract/index.js';
+import {
+  DecisionRecordSchema,
+  EntityCardWithLifecycleSchema,
+  LifecycleItemDetailSchema,
+  LifecyclePageSchema,
+} from './contract/index.js';
 
 const OLAKE = path.resolve(import.meta.dirname, '../../../../shared/data/slack-olake/export');
 const ADMIN = 'admin-key-for-the-decisions-test-0123456789';
@@ -92,6 +97,80 @@ describe('decision and action-item lifecycle routes on real data (slack-olake)',
     const others = records.body.filter((r: { status: string }) => r.status !== 'superseded' && r.status !== 'agreed');
     for (const r of others) expect(['implemented', 'proposed']).toContain(r.status);
     expect(byStatus.body.length + agreed.body.length + others.length).toBe(records.body.length);
+  });
+
+  it('an entity card carries the lifecycle items of its source facts; as_of before a supersession, the earlier state', async () => {
+    // A decision superseded for certain, and the Decision entity its fact made.
+    const superseded = (await get(`/api/channels/${announcements}/decisions?kind=decision&state=superseded&limit=100`))
+      .body.items as { id: string; created_at: string; updated_at: string }[];
+    const decisions = await rt.graph.listEntities({ channelId: announcements, type: 'Decision', limit: 10_000 });
+    const pair = superseded
+      .map((i) => ({ item: i, entity: decisions.find((e) => e.source_fact_ids.includes(i.id)) }))
+      .find((p) => p.entity !== undefined && p.item.created_at < p.item.updated_at);
+    expect(pair, 'a superseded decision item with its Decision entity').toBeDefined();
+    const { item, entity } = pair as { item: (typeof superseded)[number]; entity: (typeof decisions)[number] };
+    const name = encodeURIComponent(entity.name);
+    const card = await get(`/api/graph/entities/${name}/card`);
+    expect(card.status).toBe(200);
+    EntityCardWithLifecycleSchema.parse(card.body);
+    expect(card.body.entity_type).toBe('Decision');
+    const detail = (await get(`/api/decisions/${item.id}`)).body;
+    const mine = card.body.lifecycle.find((i: { id: string }) => i.id === item.id);
+    expect(mine).toEqual(detail); // the item exactly as GET /api/decisions/{item_id} answers it
+    expect(mine.state).toBe('superseded');
+    expect(typeof mine.superseded_by).toBe('string');
+    expect(mine.history.map((t: { to: string }) => t.to).at(-1)).toBe('superseded');
+    expect(mine.history.length).toBeGreaterThanOrEqual(2);
+    // Newest opened first; exactly the items of the card's source facts (every entity of its name and type).
+    const created = card.body.lifecycle.map((i: { created_at: string }) => i.created_at);
+    expect(created).toEqual([...created].sort().reverse());
+    const group = (await rt.graph.findEntities({ names: [entity.name] })).filter(
+      (e) => e.type === 'Decision' && normalizeEntityName(e.name) === normalizeEntityName(entity.name),
+    );
+    const stored = await rt.lifecycle.byIds(group.flatMap((e) => e.source_fact_ids));
+    expect(card.body.lifecycle.map((i: { id: string }) => i.id).sort()).toEqual([...stored.keys()].sort());
+
+    // As of between the opening and the supersession: the state before it, the history up to then.
+    const last = mine.history.at(-1);
+    const before = mine.history.at(-2);
+    const asOf = new Date((Date.parse(before.at) + Date.parse(last.at)) / 2).toISOString();
+    const then = await get(`/api/graph/entities/${name}/card?as_of=${asOf}`);
+    expect(then.status).toBe(200);
+    EntityCardWithLifecycleSchema.parse(then.body);
+    const earlier = then.body.lifecycle.find((i: { id: string }) => i.id === item.id);
+    expect(earlier).toMatchObject({ state: before.to, superseded_by: null, updated_at: before.at });
+    expect(earlier.state).not.toBe('superseded');
+    expect(earlier.history).toEqual(mine.history.slice(0, -1));
+    expect(earlier.moved_by).toEqual(before.evidence);
+    for (const i of then.body.lifecycle) expect(Date.parse(i.created_at)).toBeLessThanOrEqual(Date.parse(asOf));
+    console.log(
+      `card "${entity.name}": ${card.body.lifecycle.length} item(s); item ${item.id} today ${mine.state} ` +
+        `(${mine.history.map((t: { to: string; at: string }) => `${t.to} ${t.at}`).join(' → ')}); ` +
+        `as of ${asOf}: ${earlier.state}`,
+    );
+
+    // Cards of entities no lifecycle fact made carry []; a restricted key sees only its channels' cards and items.
+    const people = await rt.graph.listEntities({ channelId: help, type: 'Person', limit: 200 });
+    let empty = 0;
+    for (const p of people.slice(0, 15)) {
+      const c = (await get(`/api/graph/entities/${encodeURIComponent(p.name)}/card`)).body;
+      const ids = new Set(
+        (await rt.graph.findEntities({ names: [p.name] }))
+          .filter((e) => e.type === c.entity_type && normalizeEntityName(e.name) === normalizeEntityName(c.entity_name))
+          .flatMap((e) => e.source_fact_ids),
+      );
+      expect(c.lifecycle.map((i: { id: string }) => i.id).sort()).toEqual(
+        [...(await rt.lifecycle.byIds([...ids])).keys()].sort(),
+      );
+      if (c.lifecycle.length === 0) empty++;
+    }
+    expect(empty).toBeGreaterThan(0);
+    expect((await get(`/api/graph/entities/${name}/card`, helpKey)).status).toBe(404);
+    const helpDecision = (await rt.graph.listEntities({ channelId: help, type: 'Decision', limit: 200 }))[0]!;
+    const helpCard = await get(`/api/graph/entities/${encodeURIComponent(helpDecision.name)}/card`, helpKey);
+    expect(helpCard.status).toBe(200);
+    expect(helpCard.body.lifecycle.length).toBeGreaterThan(0);
+    for (const i of helpCard.body.lifecycle) expect(i.channel_id).toBe(help);
   });
 
   it('reads only the visible channels of a restricted key; a hidden channel’s item is 404', async () => {

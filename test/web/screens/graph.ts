@@ -24,6 +24,15 @@ interface Card {
   entity_type: string;
   key_facts: string[];
 }
+interface LifecycleItem {
+  id: string;
+  channel_id: string;
+  state: string;
+  owner: string | null;
+  due_date: string | null;
+  superseded_by: string | null;
+  history: { from: string | null; to: string; evidence: { message_id: string } }[];
+}
 interface Decision {
   name: string;
   status: string;
@@ -273,6 +282,84 @@ export const graphScreen = (ctx: WebContext) => {
       await context.close();
     }
   });
+
+  for (const width of WIDTHS)
+    it(`graph entity card at ${width} px: a superseded Decision shows its lifecycle state and history as the card API answers`, async () => {
+      // An OLake decision superseded for certain, and the Decision entity its fact made (an item's id is its fact's id).
+      const found = async () => {
+        const items = (
+          await adminCall<{ items: { id: string; channel_id: string }[] }>(
+            ctx.atlas.url,
+            'GET',
+            '/api/decisions?kind=decision&state=superseded&limit=100',
+          )
+        ).body.items;
+        for (const channel of [...new Set(items.map((i) => i.channel_id))]) {
+          const decisions = (
+            await adminCall<(Entity & { source_fact_ids: string[] })[]>(
+              ctx.atlas.url,
+              'GET',
+              `/api/graph/entities?channel_id=${channel}&type=Decision&limit=200`,
+            )
+          ).body;
+          for (const item of items.filter((i) => i.channel_id === channel)) {
+            const e = decisions.find((d) => d.source_fact_ids.includes(item.id));
+            if (e) return { channel, item, entity: e };
+          }
+        }
+        return null;
+      };
+      // The lifecycle projector may still be reading a data dir imported before it existed (ATLAS_TEST_WEB_DATA_DIR).
+      await expect.poll(found, { timeout: 180_000, interval: 2_000 }).not.toBeNull();
+      const { channel, item, entity } = (await found())!;
+      const card = (
+        await adminCall<{ lifecycle: LifecycleItem[] }>(
+          ctx.atlas.url,
+          'GET',
+          `/api/graph/entities/${encodeURIComponent(entity.name)}/card`,
+        )
+      ).body;
+      const api = card.lifecycle.find((i) => i.id === item.id)!;
+      expect(api.state).toBe('superseded');
+      const by = (await adminCall<{ title: string }>(ctx.atlas.url, 'GET', `/api/decisions/${api.superseded_by}`)).body;
+      const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, width);
+      try {
+        await page.goto(`/graph?channel=${channel}&entity=${encodeURIComponent(entity.name)}`);
+        const box = page.getByTestId('entity-card-lifecycle');
+        await box.waitFor(SLOW);
+        // The card's items in its order (the first five), each in the state the API gives.
+        const shown = box.getByTestId('lifecycle-item');
+        expect(await shown.evaluateAll((els) => els.map((e) => e.getAttribute('data-item-id')))).toEqual(
+          card.lifecycle.slice(0, 5).map((i) => i.id),
+        );
+        expect(
+          await box.getByTestId('lifecycle-state').evaluateAll((els) => els.map((e) => e.getAttribute('data-state'))),
+        ).toEqual(card.lifecycle.slice(0, 5).map((i) => i.state));
+        const mine = box.locator(`[data-item-id="${api.id}"]`);
+        // The badge names the decision that superseded it, as GET /api/decisions/{superseded_by} titles it.
+        await expect
+          .poll(() => mine.getByTestId('lifecycle-state').textContent(), SLOW)
+          .toContain(`superseded by “${by.title.slice(0, 20)}`);
+        if (api.owner) expect(await mine.textContent()).toContain(`Owner ${api.owner}`);
+        if (api.due_date) expect(await mine.textContent()).toContain(`due ${api.due_date}`);
+        // The history, oldest first: each move and a link to the message that made it, in its channel.
+        const steps = mine.getByTestId('lifecycle-history').getByRole('listitem');
+        expect(await steps.count()).toBe(api.history.length);
+        for (const [i, t] of api.history.entries()) {
+          expect(await steps.nth(i).textContent()).toContain(t.from ? `${t.from} → ${t.to}` : t.to);
+          expect(await steps.nth(i).getByRole('link', { name: 'message', exact: true }).getAttribute('href')).toBe(
+            `/channels/${encodeURIComponent(api.channel_id)}/messages?message=${encodeURIComponent(t.evidence.message_id)}`,
+          );
+        }
+        expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+        expect(await seriousA11yViolations(page)).toEqual([]);
+        await mine.scrollIntoViewIfNeeded();
+        await screenshot(page, 'graph-card-lifecycle');
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
 
   it('graph keyboard: Tab reaches a node, Enter selects it; Enter on a list row selects too', async () => {
     const { channel, top, sub } = await apiOf(ctx);

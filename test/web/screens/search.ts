@@ -14,8 +14,11 @@ interface SearchAnswer {
   facets?: Record<string, Record<string, number>>;
 }
 
-/** POST /api/search as the UI sends it for a query and filters. */
-const apiSearch = (ctx: WebContext, query: string, filters?: object) =>
+/** The server shares two cores with the browser: a search may take a few seconds. */
+const SLOW = { timeout: 20_000 };
+
+/** POST /api/search as the UI sends it for a query, filters and an as-of instant. */
+const apiSearch = (ctx: WebContext, query: string, filters?: object, asOf?: string) =>
   adminCall<SearchAnswer>(ctx.atlas.url, 'POST', '/api/search', {
     query,
     channel_id: null,
@@ -23,6 +26,7 @@ const apiSearch = (ctx: WebContext, query: string, filters?: object) =>
     include_citations: true,
     facets: ['fact_type', 'importance', 'topics'],
     ...(filters ? { filters } : {}),
+    ...(asOf ? { as_of: asOf } : {}),
   }).then((r) => r.body);
 
 /** Search (issue 26 point 4): one box, facets mapped to POST /api/search, highlights as text, state in the URL. */
@@ -107,4 +111,41 @@ export const searchScreen = (ctx: WebContext) => {
       await context.close();
     }
   });
+
+  for (const width of WIDTHS)
+    it(`search as of at ${width} px: a day gives the API's results as of its end (UTC), kept in the URL; back to now`, async () => {
+      const q = 'release';
+      const day = '2026-06-15';
+      const now = await apiSearch(ctx, q);
+      const then = await apiSearch(ctx, q, undefined, `${day}T23:59:59.999Z`);
+      expect(then.total).toBeGreaterThan(0);
+      expect(then.total).toBeLessThan(now.total);
+      const text = (r: SearchAnswer['results'][number]) =>
+        r.highlights[0]?.replace(/<\/?mark>/g, '') ?? r.memory.memory_text;
+      const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, width);
+      const summary = page.getByTestId('search-summary');
+      try {
+        if (width === WIDTHS[0]) {
+          await page.goto(`/search?q=${q}`);
+          await expect.poll(() => summary.textContent(), SLOW).toMatch(new RegExp(`^${now.total} results`));
+          await page.getByLabel('As of', { exact: true }).fill(day);
+          await page.waitForURL(new RegExp(`as_of=${day}`));
+        } else await page.goto(`/search?q=${q}&as_of=${day}`);
+        await expect
+          .poll(() => summary.textContent(), SLOW)
+          .toMatch(new RegExp(`^${then.total} results(?!.*updating)`));
+        expect(await summary.textContent()).toContain('as of the end of');
+        expect(await page.getByTestId('search-result').first().locator('p').textContent()).toBe(text(then.results[0]!));
+        expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+        expect(await seriousA11yViolations(page)).toEqual([]);
+        await screenshot(page, 'search-as-of');
+        // The active filter's chip returns to now.
+        await page.getByRole('button', { name: /^as of: / }).click();
+        await page.waitForURL((u) => !u.searchParams.has('as_of'));
+        await expect.poll(() => summary.textContent(), SLOW).toMatch(new RegExp(`^${now.total} results(?!.*updating)`));
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
 };

@@ -6151,6 +6151,56 @@ export interface paths {
                             staleness_score: number;
                             summary: string;
                             updated_at: string;
+                            lifecycle: {
+                                id: string;
+                                channel_id: string;
+                                /** @enum {string} */
+                                kind: "decision" | "action_item";
+                                /** @enum {string} */
+                                state: "proposed" | "decided" | "superseded" | "reverted" | "open" | "done" | "dropped";
+                                title: string;
+                                owner: string | null;
+                                due_date: string | null;
+                                created_at: string;
+                                updated_at: string;
+                                superseded_by: string | null;
+                                thread_ts: string | null;
+                                source: {
+                                    message_id: string;
+                                    platform_message_id: string;
+                                    /** Format: uri */
+                                    permalink: string;
+                                    author_id: string;
+                                    author_name: string;
+                                    excerpt: string;
+                                };
+                                moved_by: {
+                                    message_id: string;
+                                    platform_message_id: string;
+                                    /** Format: uri */
+                                    permalink: string;
+                                    author_id: string;
+                                    author_name: string;
+                                    excerpt: string;
+                                };
+                                history: {
+                                    from: ("proposed" | "decided" | "superseded" | "reverted" | "open" | "done" | "dropped") | null;
+                                    /** @enum {string} */
+                                    to: "proposed" | "decided" | "superseded" | "reverted" | "open" | "done" | "dropped";
+                                    at: string;
+                                    /** @enum {string} */
+                                    rule: "opened" | "proposed" | "agreed" | "superseded" | "reverted" | "done" | "dropped";
+                                    evidence: {
+                                        message_id: string;
+                                        platform_message_id: string;
+                                        /** Format: uri */
+                                        permalink: string;
+                                        author_id: string;
+                                        author_name: string;
+                                        excerpt: string;
+                                    };
+                                }[];
+                            }[];
                         };
                     };
                 };

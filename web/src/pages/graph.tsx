@@ -21,6 +21,7 @@ import { ApiError, api, unwrap } from '../api/client';
 import { formatCount, formatTime, useChannels, useWide } from '../api/hooks';
 import { type CitationLike, CitationMarker } from '../components/citation';
 import { ENTITY_TYPES, type GraphEdge, type GraphNode, GraphView, TYPE_COLOR } from '../components/graph-view';
+import { LifecycleList } from '../components/lifecycle';
 import { Empty, ErrorState, Loading } from '../components/states';
 
 /** Node caps offered (the subgraph route's `limit`: entities besides the seeds; max 200, spec "Graph"). */
@@ -681,7 +682,8 @@ const GraphLists = ({
  * An entity's card (GET /api/graph/entities/{name}/card, spec "Entity card"): name, type, summary, fact counts by type,
  * last mention, key facts each with its source (the fact of that text among the entity's facts in its channels, GET
  * /api/memories?entity=, shown as a citation with author, channel, time and permalink), related entities as links that
- * re-centre the explorer, and its channels. A Decision's card adds its supersession chain.
+ * re-centre the explorer, and its channels. The decisions and action items its facts opened (the card's `lifecycle`:
+ * state, owner, due date, history with the cited messages; LifecycleList). A Decision's card adds its supersession chain.
  */
 const EntityCard = ({
   name,
@@ -817,6 +819,7 @@ const EntityCard = ({
             </Text>
           )}
         </Box>
+        <LifecycleList items={c.lifecycle} />
         {chain && chain.length > 1 ? (
           <Box>
             <Heading as="h4" size="2" mb="1">

@@ -17,6 +17,7 @@ import { type FormEvent, Fragment, type ReactNode, useEffect, useState } from 'r
 import { Link, Navigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { formatTime, useChannels, useWide } from '../api/hooks';
+import { AsOfControl, describeAsOf, parseAsOf } from '../components/as-of';
 import { safeHref } from '../components/citation';
 import { FreshnessMark, freshnessIn } from '../components/freshness';
 import { Empty, ErrorState, Loading } from '../components/states';
@@ -40,7 +41,10 @@ export const highlighted = (fragment: string): ReactNode[] =>
     ),
   );
 
-/** The search state kept in the URL: `q`, `channel`, repeated `type`, `importance`, `topic`, `entity`, `author`, `from`, `to`, `limit`. */
+/**
+ * The search state kept in the URL: `q`, `channel`, repeated `type`, `importance`, `topic`, `entity`, `author`, `from`,
+ * `to`, `as_of` (a day, read as its end in UTC, or an instant: AsOf), `limit`.
+ */
 const stateOf = (p: URLSearchParams) => ({
   q: p.get('q') ?? '',
   channel: p.get('channel'),
@@ -51,10 +55,14 @@ const stateOf = (p: URLSearchParams) => ({
   authors: p.getAll('author'),
   from: p.get('from') ?? '',
   to: p.get('to') ?? '',
+  asOf: parseAsOf(p.get('as_of')),
   limit: Math.min(50, Math.max(PAGE, Number(p.get('limit')) || PAGE)),
 });
 
-/** POST /api/search's body for a URL state (spec "Search"; filters only when set; facet counts always asked). */
+/**
+ * POST /api/search's body for a URL state (spec "Search"; filters only when set; facet counts always asked). `as_of`
+ * (issue 27 point 2) is the end of the chosen day in UTC: only what Atlas knew then, facts valid as they were then.
+ */
 const bodyOf = (s: ReturnType<typeof stateOf>) => {
   const filters = {
     ...(s.types.length ? { fact_types: s.types as (typeof FACT_TYPES)[number][] } : {}),
@@ -78,12 +86,14 @@ const bodyOf = (s: ReturnType<typeof stateOf>) => {
     include_citations: true,
     facets: ['fact_type', 'importance', 'topics'] as ('fact_type' | 'importance' | 'topics')[],
     ...(Object.keys(filters).length ? { filters } : {}),
+    ...(s.asOf ? { as_of: s.asOf.instant } : {}),
   };
 };
 
 /**
  * Search (spec "Search", POST /api/search): one box; facets for fact type, importance and topic with the counts the
- * API gives, entity and author filters, a date range and a channel; highlights rendered as text with marks; the whole
+ * API gives, entity and author filters, a date range, a channel and an "As of" day (the search as Atlas knew it at the
+ * end of that day, UTC: POST /api/search's `as_of`); highlights rendered as text with marks; the whole
  * state in the URL (a search can be linked and reloaded); each result opens its fact, its message in context, and its
  * channel.
  */
@@ -200,6 +210,7 @@ export const SearchPage = () => {
           />
         </label>
       </Flex>
+      <AsOfControl value={s.asOf} onChange={(d) => set((p) => (d ? p.set('as_of', d) : p.delete('as_of')))} />
     </>
   );
 
@@ -240,7 +251,7 @@ export const SearchPage = () => {
           <details>
             <summary>
               <Text size="2" weight="bold">
-                Filters{active.length ? ` (${active.length} on)` : ''}
+                Filters{active.length + (s.asOf ? 1 : 0) ? ` (${active.length + (s.asOf ? 1 : 0)} on)` : ''}
               </Text>
             </summary>
             <Flex direction="column" gap="4" mt="3" asChild>
@@ -250,13 +261,24 @@ export const SearchPage = () => {
         )}
         <Flex direction="column" gap="3" style={{ minWidth: 0 }} asChild>
           <section aria-label="Results">
-            {active.length ? (
+            {active.length || s.asOf ? (
               <Flex gap="2" wrap="wrap" aria-label="Active filters">
                 {active.map(([k, v]) => (
                   <Button key={`${k}:${v}`} size="1" variant="soft" onClick={() => toggle(k, v)}>
                     {k}: {v} <Cross2Icon aria-label="remove" />
                   </Button>
                 ))}
+                {s.asOf ? (
+                  <Button
+                    size="1"
+                    variant="soft"
+                    color="amber"
+                    highContrast
+                    onClick={() => set((p) => p.delete('as_of'))}
+                  >
+                    as of: {s.asOf.param} <Cross2Icon aria-label="remove: back to now" />
+                  </Button>
+                ) : null}
               </Flex>
             ) : null}
             {!s.q ? (
@@ -268,6 +290,8 @@ export const SearchPage = () => {
               <>
                 <Text size="2" color="gray" role="status" data-testid="search-summary">
                   {search.data.total} results · {search.data.search_method} · {Math.round(search.data.query_time_ms)} ms
+                  {s.asOf ? ` · as of ${describeAsOf(s.asOf)}` : ''}
+                  {search.isPlaceholderData ? ' · updating…' : ''}
                 </Text>
                 <FreshnessMark freshness={freshnessIn(search.data)} />
                 {search.data.results.length === 0 ? (

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LifecycleItemDetailSchema } from './decisions.js';
 import {
   Count,
   DateOnly,
@@ -117,6 +118,16 @@ export const EntityCardSchema = z.strictObject({
   staleness_score: NonNegative,
   summary: z.string().min(1),
   updated_at: Timestamp,
+});
+
+/**
+ * GET /api/graph/entities/{entity_name}/card: the spec's card and `lifecycle`, a documented addition (issue 27 point 1,
+ * docs/graph.md "Routes"): the lifecycle items opened by the card's source facts, in the detail form of
+ * GET /api/decisions/{item_id}, newest opened first; with `as_of`, each as it stood then. (The wiki entity page's
+ * `card` is the spec card alone.)
+ */
+export const EntityCardWithLifecycleSchema = EntityCardSchema.extend({
+  lifecycle: z.array(LifecycleItemDetailSchema), // documented addition
 });
 
 /** Spec "Card list entry": entity_id, entity_name, entity_type, fact_count, staleness_score. */

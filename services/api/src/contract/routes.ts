@@ -43,7 +43,7 @@ import {
 import {
   CardListEntrySchema,
   DecisionRecordSchema,
-  EntityCardSchema,
+  EntityCardWithLifecycleSchema,
   GraphEntityDetailSchema,
   GraphEntitySchema,
   GraphPathSchema,
@@ -131,7 +131,7 @@ export const ROUTE_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/graph/entities/cards': json(z.array(CardListEntrySchema)),
   'GET /api/graph/entities/{entity_id}': json(GraphEntityDetailSchema),
   'GET /api/graph/entities/{entity_id}/neighbors': json(NeighborsSchema),
-  'GET /api/graph/entities/{entity_name}/card': json(EntityCardSchema),
+  'GET /api/graph/entities/{entity_name}/card': json(EntityCardWithLifecycleSchema),
   'GET /api/graph/path': json(GraphPathSchema),
   'GET /api/graph/relationships': json(z.array(RelationshipSchema)),
   'GET /api/graph/subgraph': json(SubgraphSchema),

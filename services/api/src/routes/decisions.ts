@@ -52,8 +52,11 @@ export const lifecycleItemView = (i: LifecycleItem) => ({
   moved_by: evidenceView((i.transitions.at(-1) ?? { evidence: i.source }).evidence),
 });
 
-/** The detail form: the list form and the history, oldest first. */
-const detailView = (i: LifecycleItem) => ({
+/**
+ * The detail form (docs/decisions.md "Item"; GET /api/decisions/{item_id}, and each entry of an entity card's
+ * `lifecycle`): the list form and the history, oldest first.
+ */
+export const lifecycleDetailView = (i: LifecycleItem) => ({
   ...lifecycleItemView(i),
   history: i.transitions.map((t) => ({
     from: t.from,
@@ -126,7 +129,7 @@ export const decisionRoutes: FastifyPluginAsync<DecisionRoutesOptions> = async (
     async ({ params }) => {
       const item = await lifecycle.get(params.item_id);
       if (!item) throw notFound('decision', params.item_id);
-      return detailView(item);
+      return lifecycleDetailView(item);
     },
   );
 };

@@ -3,6 +3,7 @@ import {
   AtlasError,
   deterministicId,
   EntityType,
+  type LifecycleItem,
   normalizeEntityName,
   notFound,
   RelationshipType,
@@ -20,7 +21,8 @@ import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { decisionRecords } from './graph-decisions.js';
+import { lifecycleDetailView } from './decisions.js';
+import { decisionRecords, itemAsOf } from './graph-decisions.js';
 import { channelCheck } from './known-channel.js';
 
 /** Days after which a card's staleness_score reaches 0.5 (it is 1 − 0.5^(days since last mention / 90)). */
@@ -148,8 +150,23 @@ const resolveNames = async (
  * first, at most 20. `visible` (a restricted caller's channels): the card is made of the entities of those channels
  * only (their facts, relationships, channels and counts); none there → null, as for an unknown name. `asOf` (issue 27
  * point 2): the card as of that instant (GraphAsOf; the facts stated by then, with their validity then).
+ * The card alone; the card route adds `lifecycle` (entityCardOf, cardLifecycle).
  */
 export const entityCard = async (
+  graph: GraphStore,
+  documents: DocumentStore,
+  wiki: Pick<WikiStore, 'clusterIdsOf'>,
+  name: string,
+  now = Date.now(),
+  visible: ReadonlySet<string> | null = null,
+  asOf?: string,
+) => (await entityCardOf(graph, documents, wiki, name, now, visible, asOf))?.card ?? null;
+
+/**
+ * entityCard and the ids of the card's source facts (the `source_fact_ids` of its entities, as of `asOf` when given),
+ * which the card route reads the lifecycle items of (cardLifecycle). Null when the name is unknown (or not visible).
+ */
+const entityCardOf = async (
   graph: GraphStore,
   documents: DocumentStore,
   wiki: Pick<WikiStore, 'clusterIdsOf'>,
@@ -202,7 +219,7 @@ export const entityCard = async (
   const firstMentioned = group.map((e) => e.message_ts).sort()[0]!;
   const channels = [...new Set(group.map((e) => e.channel_id))].sort();
   const channelNames = new Map((await documents.listChannels()).map((c) => [c.id, c.name]));
-  return {
+  const card = {
     id: deterministicId('entity-card', main.type, normalizeEntityName(main.name)),
     tier: 'entity_card' as const,
     entity_id: main.id,
@@ -233,6 +250,31 @@ export const entityCard = async (
       .sort()
       .at(-1)!,
   };
+  return { card, factIds };
+};
+
+/**
+ * An entity card's `lifecycle` (issue 27 point 1; docs/graph.md "Routes"): the lifecycle items opened by the card's
+ * source facts (an item's id is its fact's id) in the detail form of GET /api/decisions/{item_id}, newest opened
+ * first (created_at, then id); [] when none, or without a lifecycle store. `visible` (a restricted caller's channels):
+ * items of other channels are left out. `asOf`: each item as it stood then (itemAsOf); items opened later are left out.
+ */
+export const cardLifecycle = async (
+  lifecycle: Pick<LifecycleStore, 'byIds'> | null | undefined,
+  factIds: readonly string[],
+  visible: ReadonlySet<string> | null = null,
+  asOf?: string,
+) => {
+  if (!lifecycle || factIds.length === 0) return [];
+  const items: LifecycleItem[] = [];
+  for (const item of (await lifecycle.byIds(factIds)).values()) {
+    if (visible && !visible.has(item.channelId)) continue;
+    const then = asOf === undefined ? item : itemAsOf(item, asOf);
+    if (then) items.push(then);
+  }
+  return items
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.itemId.localeCompare(b.itemId))
+    .map(lifecycleDetailView);
 };
 
 const IMPORTANCE_RANK: Record<string, number> = { high: 1, medium: 0.9, low: 0.8 };
@@ -268,7 +310,10 @@ export interface GraphRoutesOptions {
   graph: GraphStore;
   documents: DocumentStore;
   wiki: WikiStore<WikiPage, WikiStructure>;
-  /** The lifecycle store: decisions' status and superseded_by (graph-decisions.ts); absent: the graph's own. */
+  /**
+   * The lifecycle store: decisions' status and superseded_by (graph-decisions.ts) and a card's `lifecycle`; absent:
+   * the graph's own status, and `lifecycle: []`.
+   */
   lifecycle?: Pick<LifecycleStore, 'byIds'> | null;
 }
 
@@ -402,9 +447,10 @@ export const graphRoutes: FastifyPluginAsync<GraphRoutesOptions> = async (root, 
       const { params, query } = request;
       const asOf = query.as_of;
       const now = asOf ? Date.parse(asOf) : Date.now();
-      const card = await entityCard(graph, documents, ports.wiki, params.ref, now, visibleOf(request), asOf);
-      if (!card) throw notFound('entity', params.ref);
-      return card;
+      const visible = visibleOf(request);
+      const found = await entityCardOf(graph, documents, ports.wiki, params.ref, now, visible, asOf);
+      if (!found) throw notFound('entity', params.ref);
+      return { ...found.card, lifecycle: await cardLifecycle(ports.lifecycle, found.factIds, visible, asOf) };
     },
   );
 

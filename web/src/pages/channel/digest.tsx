@@ -6,6 +6,7 @@ import { useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { safeHref } from '../../components/citation';
+import { STATE_COLOR } from '../../components/lifecycle';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { channelKeys } from './keys';
 
@@ -17,16 +18,6 @@ const PERIODS = [7, 14, 30] as const;
 
 /** The UTC day (YYYY-MM-DD) after the one `iso` falls on: a period ending there holds that whole day. */
 const dayAfter = (iso: string): string => new Date(Date.parse(iso.slice(0, 10)) + DAY_MS).toISOString().slice(0, 10);
-
-const STATE_COLOR: Record<string, 'green' | 'amber' | 'gray' | 'red' | 'blue' | 'orange'> = {
-  decided: 'green',
-  proposed: 'amber',
-  superseded: 'gray',
-  reverted: 'red',
-  open: 'blue',
-  done: 'green',
-  dropped: 'gray',
-};
 
 /** One line: the item, its move in the period (previous → state), owner, due date and its `[n]` source. */
 const EntryLine = ({ e, digest }: { e: Entry; digest: Digest }) => {
