@@ -6,6 +6,7 @@ import { channelEvent, freshChannelId, messageEvent } from '@atlas/stores/testin
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
+import { validateResponse } from './contract/index.js';
 
 /** The offline fact extractor, except that while `broken` it throws on any message saying BOOM (a bug, not an outage). */
 class BrokenExtractor implements FactExtractor {
@@ -33,8 +34,11 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
   const ch = freshChannelId();
   const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
     const res = await app.inject({ method, url, ...(payload ? { payload } : {}) });
-    return { status: res.statusCode, body: res.json() };
+    return { status: res.statusCode, body: res.json(), contentType: res.headers['content-type'], raw: res.body };
   };
+  /** The answer's issues against the response contract (and so the OpenAPI document) of `route`. */
+  const issuesOf = (route: string, res: Awaited<ReturnType<typeof call>>) =>
+    validateResponse(route, { status: res.status, contentType: res.contentType?.toString(), raw: res.raw }).issues;
   const message = (sec: number, text: string): NewEvent<'MessageIngested'> => ({
     type: 'MessageIngested',
     key: ch,
@@ -117,6 +121,7 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id, status: 'redriven', event_type: 'MessageIngested' });
     expect(res.body.redriven_to).toMatchObject({ topic: TOPICS.messages });
+    expect(issuesOf('POST /api/admin/dead-letters/:id/redrive', res)).toEqual([]);
     await waitForProjectors(rt, undefined, 20);
     expect(extractor.calls.get(boomId)).toBe(1);
     expect(await factsOf(boom)).toBeGreaterThan(0);
@@ -146,6 +151,13 @@ describe('dead letters: fact extraction that fails, listed and re-driven', () =>
     const res = await call('POST', '/api/admin/dead-letters/redrive', { group: 'facts' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ redriven: 2, failed: [], remaining: 0 });
+    expect(issuesOf('POST /api/admin/dead-letters/redrive', res)).toEqual([]);
+    // The contract refuses an answer that differs from it (a result without where it went).
+    const altered = {
+      ...res,
+      raw: JSON.stringify({ ...res.body, results: [{ ...res.body.results[0], redriven_to: null }] }),
+    };
+    expect(issuesOf('POST /api/admin/dead-letters/redrive', altered)).not.toEqual([]);
     await waitForProjectors(rt, undefined, 20);
     for (const m of more) {
       expect(extractor.calls.get(m.data.messageId)).toBe(1);

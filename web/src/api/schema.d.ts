@@ -9479,13 +9479,32 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Success (JSON; described in the docs named above) */
+                /** @description Success */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown;
+                        "application/json": {
+                            redriven: number;
+                            results: {
+                                id: string;
+                                /** @enum {string} */
+                                status: "redriven";
+                                event_type: string;
+                                redriven_at: string;
+                                redriven_to: {
+                                    topic: string;
+                                    partition: number;
+                                    offset: number;
+                                };
+                            }[];
+                            failed: {
+                                id: string;
+                                error: string;
+                            }[];
+                            remaining: number;
+                        };
                     };
                 };
                 /** @description The shared error body: INVALID_REQUEST */
@@ -9958,13 +9977,24 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Success (JSON; described in the docs named above) */
+                /** @description Success */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown;
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            status: "redriven";
+                            event_type: string;
+                            redriven_at: string;
+                            redriven_to: {
+                                topic: string;
+                                partition: number;
+                                offset: number;
+                            };
+                        };
                     };
                 };
                 /** @description The shared error body: INVALID_REQUEST */

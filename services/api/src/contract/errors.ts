@@ -106,3 +106,26 @@ export const DeadLetterPageSchema = z.strictObject({
 
 /** GET /api/admin/dead-letters/{id}: the dead letter with its original event's data (null when not kept). */
 export const DeadLetterDetailSchema = DeadLetterSchema.extend({ event_data: z.unknown() });
+
+/**
+ * POST /api/admin/dead-letters/{id}/redrive: the item re-driven, with where its original event was appended again
+ * (docs/dead-letters.md).
+ */
+export const DeadLetterRedriveSchema = z.strictObject({
+  id: Id,
+  status: z.literal('redriven'),
+  event_type: z.string().min(1),
+  redriven_at: z.string().min(1),
+  redriven_to: z.strictObject({ topic: z.string().min(1), partition: Count, offset: Count }),
+});
+
+/**
+ * POST /api/admin/dead-letters/redrive: how many pending items were re-driven (each as the one-item route answers),
+ * those that failed with why, and how many matching items are still pending after the pass.
+ */
+export const DeadLetterRedriveAllSchema = z.strictObject({
+  redriven: Count,
+  results: z.array(DeadLetterRedriveSchema),
+  failed: z.array(z.strictObject({ id: Id, error: z.string().min(1) })),
+  remaining: Count,
+});

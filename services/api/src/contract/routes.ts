@@ -36,6 +36,8 @@ import {
   BackfillResultSchema,
   DeadLetterDetailSchema,
   DeadLetterPageSchema,
+  DeadLetterRedriveAllSchema,
+  DeadLetterRedriveSchema,
   ReconcileResultSchema,
   WriteIntentPageSchema,
   WriteIntentSchema,
@@ -220,8 +222,8 @@ export const DOCUMENTED_ROUTE_ADDITIONS: readonly { route: string; documented: s
 ];
 
 /**
- * The success responses of the documented additions that have a schema (the OpenAPI document declares the others'
- * bodies as any JSON value: docs/not-built-yet.md), keyed like ROUTE_RESPONSES.
+ * The success responses of the documented additions, keyed like ROUTE_RESPONSES (the OpenAPI document would declare
+ * an addition missing here as any JSON value).
  */
 export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/keys': json(ApiKeyListSchema),
@@ -239,6 +241,8 @@ export const ADDITION_RESPONSES: Readonly<Record<string, ResponseContract>> = {
   'GET /api/admin/write-intents/{intent_id}': json(WriteIntentSchema),
   'GET /api/admin/dead-letters': json(DeadLetterPageSchema),
   'GET /api/admin/dead-letters/{id}': json(DeadLetterDetailSchema),
+  'POST /api/admin/dead-letters/{id}/redrive': json(DeadLetterRedriveSchema),
+  'POST /api/admin/dead-letters/redrive': json(DeadLetterRedriveAllSchema),
   'GET /api/wiki/pages/{page_id}/diff': json(WikiPageDiffSchema),
   'GET /api/decisions': json(LifecyclePageSchema),
   'GET /api/decisions/{item_id}': json(LifecycleItemDetailSchema),
