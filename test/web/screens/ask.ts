@@ -122,4 +122,58 @@ export const askScreen = (ctx: WebContext) => {
       await context.close();
     }
   });
+
+  it('asks as of a date (?as_of=): the answer cites what the API answers as of that day, not what came later', async () => {
+    const channel = ctx.channels.help!;
+    const question = 'Which version of OLake was released?';
+    /** The citations of an ask of the API (its SSE stream's citation events), as of `asOf` when set. */
+    const citationsOf = async (asOf?: string) => {
+      const res = await adminCall<string>(ctx.atlas.url, 'POST', `/api/channels/${channel}/ask`, {
+        question,
+        mode: 'deep',
+        include_citations: true,
+        ...(asOf ? { as_of: asOf } : {}),
+      });
+      expect(res.status).toBe(200);
+      return String(res.body)
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => JSON.parse(l.slice(5)) as { type: string; citation?: { timestamp: string; text_excerpt: string } })
+        .flatMap((e) => (e.type === 'citation' && e.citation ? [e.citation] : []));
+    };
+    // The day before the newest source of today's answer: as of its end, that source was not said yet.
+    const today = await citationsOf();
+    expect(today.length).toBeGreaterThan(0);
+    const newest = today
+      .map((c) => c.timestamp)
+      .sort()
+      .at(-1)!;
+    const day = new Date(Date.parse(newest) - 86_400_000).toISOString().slice(0, 10);
+    const then = await citationsOf(`${day}T23:59:59.999Z`);
+    expect(then.length, `the API answers as of ${day} with sources`).toBeGreaterThan(0);
+    const later = today.filter((c) => c.timestamp > `${day}T23:59:59.999Z`);
+    expect(later.length).toBeGreaterThan(0);
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, WIDTHS[0]);
+    try {
+      await page.goto(`/ask?channel=${encodeURIComponent(channel)}&as_of=${day}`);
+      expect(await page.getByLabel('As of').inputValue()).toBe(day);
+      await page.getByLabel('Question').fill(question);
+      await page.getByRole('button', { name: 'Ask', exact: true }).click();
+      await page.waitForURL(/\/ask\/[^/?]+\?/, { timeout: 60_000 }); // done: the session's address
+      expect(new URL(page.url()).searchParams.get('as_of')).toBe(day);
+      expect(await page.getByTestId('answer-as-of').textContent()).toMatch(/^As of the end of /);
+      await page.getByText(/^Sources \(\d+\)$/).click();
+      const sources = (await page.locator('article details').textContent()) ?? '';
+      expect(await page.getByText(/^Sources \(\d+\)$/).textContent()).toBe(`Sources (${then.length})`);
+      for (const c of then) expect(sources).toContain(c.text_excerpt.slice(0, 60));
+      for (const c of later) expect(sources).not.toContain(c.text_excerpt.slice(0, 60));
+      // "Back to now": the next question is asked as of today, and says nothing of a date.
+      await page.getByRole('button', { name: 'Back to now' }).click();
+      await expect.poll(() => new URL(page.url()).searchParams.get('as_of')).toBeNull();
+      await screenshot(page, 'ask-as-of');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
 };

@@ -34,12 +34,17 @@ export type AskEvent =
     }
   | { type: 'error'; error: string; code?: string; retry_after?: number };
 
-/** What an ask sends: the question, the session to continue, the mode; in a channel when `channelId` is set. */
+/**
+ * What an ask sends: the question, the session to continue, the mode, the instant to answer as of; in a channel when
+ * `channelId` is set.
+ */
 export interface AskRequest {
   question: string;
   session_id?: string;
   mode?: 'quick' | 'deep' | 'summarize';
   max_results?: number;
+  /** Answer as the knowledge base stood at this ISO 8601 UTC instant (docs/ask.md "As of a date"). */
+  as_of?: string;
   channelId?: string;
 }
 

@@ -20,6 +20,7 @@ import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { type AskCitation, type AskEvent, askStream } from '../api/ask-stream';
 import { ApiError, api, unwrap } from '../api/client';
 import { formatTime, useChannels, useIsMember } from '../api/hooks';
+import { type AsOf, AsOfControl, describeAsOf, parseAsOf } from '../components/as-of';
 import { CitationCard } from '../components/citation';
 import { FreshnessMark, freshnessIn } from '../components/freshness';
 import { Markdown } from '../components/markdown';
@@ -36,6 +37,8 @@ interface Turn {
   rating: 'up' | 'down' | null;
   /** How current the answer is (the done event's freshness; none for a stored turn). */
   freshness?: Freshness | null;
+  /** The date the question was asked as of (`?as_of=` when it was asked; a retry asks as of it again). */
+  asOf?: AsOf | null;
 }
 
 /** A session's turns from its stored messages (user, then assistant). */
@@ -72,12 +75,23 @@ const dayOf = (iso: string): string => {
  * Ask (spec "Ask", "Events / Ask stream"): the answer renders as its tokens arrive, `[n]` markers show their source on
  * hover and focus, the sources are listed; stop, retry, copy; follow-ups continue the session; feedback up or down;
  * an answer without sources says nothing relevant was found; a 429 shows a countdown. Sessions are listed by day
- * (open, continue, delete). `?channel=` asks within one channel (its own routes); `?q=` asks at once.
+ * (open, continue, delete). `?channel=` asks within one channel (its own routes); `?q=` asks at once; `?as_of=` (a day,
+ * read as its end in UTC, or an instant: AsOf; the "As of" control) answers as the knowledge base stood then (the ask
+ * body's `as_of`, docs/ask.md "As of a date"), and each answer asked so says so.
  */
 export const AskPage = () => {
   const { sessionId } = useParams();
   const [params, setParams] = useSearchParams();
   const channelId = params.get('channel') ?? undefined;
+  const asOf = parseAsOf(params.get('as_of'));
+  /** The query string the page's own links keep: the channel and the as-of date. */
+  const keep = (() => {
+    const q = new URLSearchParams();
+    if (channelId) q.set('channel', channelId);
+    if (asOf) q.set('as_of', asOf.param);
+    const t = q.toString();
+    return t ? `?${t}` : '';
+  })();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const canAsk = useIsMember();
@@ -135,7 +149,7 @@ export const AskPage = () => {
         : unwrap(api.DELETE('/api/ask/sessions/{session_id}', { params: { path: { session_id: id } } })),
     onSuccess: (_d, id) => {
       void queryClient.invalidateQueries({ queryKey: ['ask-sessions'] });
-      if (id === sessionId) navigate(`/ask${channelId ? `?channel=${encodeURIComponent(channelId)}` : ''}`);
+      if (id === sessionId) navigate(`/ask${keep}`);
     },
   });
 
@@ -145,7 +159,7 @@ export const AskPage = () => {
   );
 
   const run = useCallback(
-    async (q: string, index: number) => {
+    async (q: string, index: number, at: AsOf | null) => {
       abort.current?.abort();
       const ctrl = new AbortController();
       abort.current = ctrl;
@@ -163,11 +177,7 @@ export const AskPage = () => {
           const first = !currentSession.current;
           currentSession.current = e.session_id;
           void queryClient.invalidateQueries({ queryKey: ['ask-sessions'] });
-          if (first)
-            navigate(
-              `/ask/${encodeURIComponent(e.session_id)}${channelId ? `?channel=${encodeURIComponent(channelId)}` : ''}`,
-              { replace: true },
-            );
+          if (first) navigate(`/ask/${encodeURIComponent(e.session_id)}${keep}`, { replace: true });
         } else if (e.type === 'error') {
           const code = e.code ?? 'INTERNAL_ERROR';
           update(index, {
@@ -183,6 +193,7 @@ export const AskPage = () => {
             mode,
             ...(currentSession.current ? { session_id: currentSession.current } : {}),
             ...(channelId ? { channelId } : {}),
+            ...(at ? { as_of: at.instant } : {}),
           },
           onEvent,
           ctrl.signal,
@@ -192,7 +203,7 @@ export const AskPage = () => {
         else update(index, { state: 'error', error: err });
       }
     },
-    [mode, channelId, navigate, queryClient, update],
+    [mode, channelId, keep, navigate, queryClient, update],
   );
 
   const ask = (q: string) => {
@@ -201,14 +212,23 @@ export const AskPage = () => {
     const index = turns.length;
     setTurns((ts) => [
       ...ts,
-      { question: text, answer: '', citations: [], messageId: null, state: 'streaming', error: null, rating: null },
+      {
+        question: text,
+        answer: '',
+        citations: [],
+        messageId: null,
+        state: 'streaming',
+        error: null,
+        rating: null,
+        asOf,
+      },
     ]);
     setQuestion('');
-    void run(text, index);
+    void run(text, index, asOf);
   };
   const retry = (i: number) => {
     update(i, { answer: '', citations: [], state: 'streaming', error: null });
-    void run(turns[i]!.question, i);
+    void run(turns[i]!.question, i, turns[i]!.asOf ?? null);
   };
 
   // ?q= asks at once (the home page's box, "ask about this channel").
@@ -261,7 +281,7 @@ export const AskPage = () => {
             Sessions
           </Heading>
           <Button size="1" variant="soft" asChild>
-            <Link to={`/ask${channelId ? `?channel=${encodeURIComponent(channelId)}` : ''}`}>New</Link>
+            <Link to={`/ask${keep}`}>New</Link>
           </Button>
         </Flex>
         {sessions.isPending ? <Loading label="Loading sessions" /> : null}
@@ -279,7 +299,7 @@ export const AskPage = () => {
             {list.map((s) => (
               <Flex key={s.session_id} align="center" justify="between" gap="1">
                 <Link
-                  to={`/ask/${encodeURIComponent(s.session_id)}${channelId ? `?channel=${encodeURIComponent(channelId)}` : ''}`}
+                  to={`/ask/${encodeURIComponent(s.session_id)}${keep}`}
                   aria-current={s.session_id === sessionId ? 'page' : undefined}
                   className="nav-link"
                   style={{ flexGrow: 1, minWidth: 0, flexDirection: 'column', alignItems: 'stretch', gap: 0 }}
@@ -342,6 +362,19 @@ export const AskPage = () => {
                 rows={2}
               />
               <Flex gap="2" align="center" justify="end" wrap="wrap">
+                <AsOfControl
+                  value={asOf}
+                  onChange={(d) =>
+                    setParams(
+                      (p) => {
+                        if (d) p.set('as_of', d);
+                        else p.delete('as_of');
+                        return p;
+                      },
+                      { replace: true },
+                    )
+                  }
+                />
                 <Select.Root value={mode} onValueChange={(v) => setMode(v as typeof mode)}>
                   <Select.Trigger aria-label="Mode" variant="soft" />
                   <Select.Content>
@@ -385,6 +418,11 @@ const AnswerCard = ({
       <article aria-busy={t.state === 'streaming'}>
         <Flex direction="column" gap="3">
           <Text weight="bold">{t.question}</Text>
+          {t.asOf ? (
+            <Text size="1" color="gray" data-testid="answer-as-of">
+              As of {describeAsOf(t.asOf)}: only what was said by then, valid as it stood then.
+            </Text>
+          ) : null}
           {nothing ? (
             <Callout.Root color="amber" data-testid="nothing-found">
               <Callout.Text>Nothing relevant found in the knowledge base.</Callout.Text>
