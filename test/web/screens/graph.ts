@@ -361,6 +361,112 @@ export const graphScreen = (ctx: WebContext) => {
       }
     });
 
+  it('graph as of a day: the neighbourhood, cards and decisions the API answers as of then, not today; Back to now', async () => {
+    const { channel, top, sub } = await apiOf(ctx);
+    // The UI reads `?as_of=<day>` as the end of that day in UTC (a bare date is its first instant to the API).
+    const endOf = (day: string) => `${day}T23:59:59.999Z`;
+    const subAt = async (day: string) =>
+      (
+        await adminCall<Graph>(
+          ctx.atlas.url,
+          'GET',
+          `/api/graph/subgraph?entities=${encodeURIComponent(top.name)}&depth=${DEPTH}&limit=${CAP}&channel_id=${channel}&as_of=${endOf(day)}`,
+        )
+      ).body;
+    const names = (g: Graph) => g.nodes.map((n) => n.name).sort();
+    // The days the top entity's facts were stated on (the data's own dates), latest first but the last (as of it, now):
+    // the first whose neighbourhood as of its end differs from today's.
+    const facts = (
+      await adminCall<{ memories: { message_ts: string }[] }>(
+        ctx.atlas.url,
+        'GET',
+        `/api/memories?channel_id=${channel}&entity=${encodeURIComponent(top.name)}&limit=100`,
+      )
+    ).body.memories;
+    const days = [...new Set(facts.map((f) => f.message_ts.slice(0, 10)))].sort().reverse().slice(1);
+    let day: string | null = null;
+    let then: Graph | null = null;
+    for (const d of days) {
+      const g = await subAt(d);
+      if (g.nodes.length > 1 && names(g).join('\n') !== names(sub).join('\n')) {
+        day = d;
+        then = g;
+        break;
+      }
+    }
+    expect(day, `a day among ${days.join(', ')} whose neighbourhood of ${top.name} differs from today's`).toBeTruthy();
+    const card = async (name: string, asOf?: string) =>
+      (
+        await adminCall<Card & { fact_count: number }>(
+          ctx.atlas.url,
+          'GET',
+          `/api/graph/entities/${encodeURIComponent(name)}/card${asOf ? `?as_of=${endOf(asOf)}` : ''}`,
+        )
+      ).body;
+    const decisionsAt = async (asOf?: string) =>
+      (
+        await adminCall<Decision[]>(
+          ctx.atlas.url,
+          'GET',
+          `/api/graph/decisions?channel_id=${channel}${asOf ? `&as_of=${endOf(asOf)}` : ''}`,
+        )
+      ).body;
+    const [topThen, topNow, decisionsThen] = await Promise.all([
+      card(top.name, day!),
+      card(top.name),
+      decisionsAt(day!),
+    ]);
+    expect(topThen.fact_count, 'fewer facts about the centre then').toBeLessThan(topNow.fact_count);
+    const factCount = (page: Page) =>
+      page
+        .getByTestId('entity-card')
+        .getByText(/^[\d,]+ facts$/)
+        .textContent();
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(
+        `/graph?channel=${channel}&entity=${encodeURIComponent(top.name)}&depth=${DEPTH}&cap=${CAP}&as_of=${day}`,
+      );
+      // The notice says the view is as of then, and the date control shows the day.
+      await expect.poll(() => page.getByTestId('graph-as-of').textContent(), SLOW).toContain('Showing the graph as of');
+      expect(await page.getByLabel('As of', { exact: true }).inputValue()).toBe(day);
+      // The neighbourhood, the centre's card and the channel's decisions as the API answers them as of that day.
+      await expect.poll(() => drawn(page), SLOW).toEqual(names(then!));
+      expect(await listed(page)).toEqual(names(then!));
+      await expect.poll(() => factCount(page), SLOW).toBe(`${topThen.fact_count} facts`);
+      expect(await page.getByTestId('entity-card-fact').allTextContents()).toEqual(topThen.key_facts);
+      if (decisionsThen.length) {
+        await page.getByTestId('decision-list').waitFor(SLOW);
+        expect(
+          await page.getByTestId('decision-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-name'))),
+        ).toEqual(decisionsThen.map((d) => d.name));
+        expect(await page.getByTestId('decision-status').allTextContents()).toEqual(decisionsThen.map((d) => d.status));
+      } else await expect.poll(() => page.getByText(/^No decisions recorded in/).count(), SLOW).toBe(1);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshot(page, 'graph-as-of');
+      // Selecting another entity keeps the as-of day: its card as it stood then.
+      const other = then!.nodes.find((n) => n.name !== top.name)!;
+      const otherThen = await card(other.name, day!);
+      await page.getByTestId('graph-list-node').getByRole('button', { name: other.name, exact: true }).click();
+      await page.waitForURL((u) => u.searchParams.get('node') === other.name && u.searchParams.get('as_of') === day);
+      await expect.poll(() => page.getByTestId('entity-card-name').textContent(), SLOW).toBe(otherThen.entity_name);
+      await expect.poll(() => factCount(page), SLOW).toBe(`${otherThen.fact_count} facts`);
+      expect(await page.getByTestId('entity-card-fact').allTextContents()).toEqual(otherThen.key_facts);
+      await page.getByTestId('graph-list-node').getByRole('button', { name: top.name, exact: true }).click();
+      await page.waitForURL((u) => u.searchParams.get('node') === top.name && u.searchParams.get('as_of') === day);
+      // Back to now: the address drops as_of, the notice goes, and the view is today's again.
+      await page.getByRole('button', { name: 'Back to now', exact: true }).click();
+      await page.waitForURL((u) => !u.searchParams.has('as_of') && u.searchParams.get('entity') === top.name);
+      await expect.poll(() => page.getByTestId('graph-as-of').count(), SLOW).toBe(0);
+      await expect.poll(() => drawn(page), SLOW).toEqual(names(sub));
+      await expect.poll(() => factCount(page), SLOW).toBe(`${topNow.fact_count} facts`);
+      expect(await page.getByLabel('As of', { exact: true }).inputValue()).toBe('');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('graph keyboard: Tab reaches a node, Enter selects it; Enter on a list row selects too', async () => {
     const { channel, top, sub } = await apiOf(ctx);
     const { context, page } = await openPage(ctx.browser, ctx.atlas.url, 1280);

@@ -3,6 +3,7 @@ import {
   Badge,
   Box,
   Button,
+  Callout,
   Card,
   Checkbox,
   Flex,
@@ -19,6 +20,7 @@ import { type FormEvent, type KeyboardEvent, type ReactNode, useEffect, useId, u
 import { Link, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '../api/client';
 import { formatCount, formatTime, useChannels, useWide } from '../api/hooks';
+import { type AsOf, AsOfControl, describeAsOf, parseAsOf } from '../components/as-of';
 import { type CitationLike, CitationMarker } from '../components/citation';
 import { ENTITY_TYPES, type GraphEdge, type GraphNode, GraphView, TYPE_COLOR } from '../components/graph-view';
 import { LifecycleList } from '../components/lifecycle';
@@ -34,7 +36,8 @@ const HOPS = [1, 2, 3, 4, 5, 6] as const;
  * The explorer's state in the URL (relative to the current path, so it works embedded in a channel's tab too):
  * `entity` (the centre, a name), `depth` (1..3), `cap` (node cap), `types` (the entity types shown, comma-separated;
  * absent: all), `node` (the selected entity, default the centre), `from`, `to` and `hops` (the path finder), `channel`
- * (only when the explorer is not given one).
+ * (only when the explorer is not given one), `as_of` (the graph as it stood then: a day read as its end in UTC, or an
+ * instant; AsOf, issue 27 point 2).
  */
 const stateOf = (p: URLSearchParams, fixedChannel: string | undefined) => {
   const depth = Number(p.get('depth'));
@@ -51,8 +54,12 @@ const stateOf = (p: URLSearchParams, fixedChannel: string | undefined) => {
     from: p.get('from') ?? '',
     to: p.get('to') ?? '',
     hops: (HOPS as readonly number[]).includes(hops) ? hops : 3,
+    asOf: parseAsOf(p.get('as_of')),
   };
 };
+
+/** `{as_of}` for a graph query as of then (the AsOf's instant), nothing for now. */
+const asOfQuery = (asOf: AsOf | null) => (asOf ? { as_of: asOf.instant } : {});
 
 /** What the entity search offers: a name, its type and aliases (from one channel's entities, or every channel's cards). */
 interface Suggestion {
@@ -63,21 +70,25 @@ interface Suggestion {
 
 /**
  * The entities the search looks through: a channel's (GET /api/graph/entities, most mentioned first, the route's
- * maximum of 200), or without a channel the cross-channel cards (GET /api/graph/entities/cards, most facts first, 200).
- * The API has no name search, so matching happens here.
+ * maximum of 200), or without a channel the cross-channel cards (GET /api/graph/entities/cards, most facts first, 200);
+ * as of `asOf` when given (those that existed then). The API has no name search, so matching happens here.
  */
-const useEntityIndex = (channel: string | undefined) =>
+const useEntityIndex = (channel: string | undefined, asOf: AsOf | null) =>
   useQuery({
-    queryKey: ['graph-entity-index', channel ?? null],
+    queryKey: ['graph-entity-index', channel ?? null, asOf?.instant ?? 'now'],
     staleTime: 60_000,
     queryFn: async (): Promise<Suggestion[]> => {
       if (channel) {
         const list = await unwrap(
-          api.GET('/api/graph/entities', { params: { query: { channel_id: channel, limit: 200 } } }),
+          api.GET('/api/graph/entities', {
+            params: { query: { channel_id: channel, limit: 200, ...asOfQuery(asOf) } },
+          }),
         );
         return list.map((e) => ({ name: e.name, type: e.type, aliases: e.aliases }));
       }
-      const cards = await unwrap(api.GET('/api/graph/entities/cards', { params: { query: { limit: 200 } } }));
+      const cards = await unwrap(
+        api.GET('/api/graph/entities/cards', { params: { query: { limit: 200, ...asOfQuery(asOf) } } }),
+      );
       return cards.map((c) => ({ name: c.entity_name, type: c.entity_type, aliases: [] }));
     },
   });
@@ -112,12 +123,14 @@ const EntityPicker = ({
   label,
   value,
   channel,
+  asOf,
   onChoose,
   placeholder,
 }: {
   label: string;
   value: string;
   channel: string | undefined;
+  asOf: AsOf | null;
   onChoose: (name: string) => void;
   placeholder?: string;
 }) => {
@@ -126,7 +139,7 @@ const EntityPicker = ({
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(-1);
   useEffect(() => setText(value), [value]);
-  const index = useEntityIndex(channel);
+  const index = useEntityIndex(channel, asOf);
   const matches = matchesOf(index.data ?? [], text);
   const show = open && text.trim().length > 0 && text !== value;
   const choose = (name: string) => {
@@ -228,7 +241,8 @@ const EntityPicker = ({
       {show && index.error ? <ErrorState error={index.error} retry={() => void index.refetch()} /> : null}
       {show && index.data && matches.length === 0 ? (
         <Text as="p" size="2" color="gray" role="status" data-testid="no-entity-match">
-          No entity matches “{text.trim()}”{channel ? ' in this channel' : ''}. Press Enter to try the name anyway.
+          No entity matches “{text.trim()}”{channel ? ' in this channel' : ''}
+          {asOf ? ` as of ${describeAsOf(asOf)}` : ''}. Press Enter to try the name anyway.
         </Text>
       ) : null}
     </Box>
@@ -253,8 +267,9 @@ const TypeBadge = ({ type }: { type: string }) => (
  * sources from GET /api/memories, related entities that re-centre, channels); a path between two entities (GET
  * /api/graph/path, at most 6 hops); the channel's decisions with their statuses and supersession chains (GET
  * /api/graph/decisions, following superseded_by). `channelId` fixes the channel (the channel workspace's graph tab);
- * without it the explorer offers a channel choice and searches every channel's entity cards. All state lives in the
- * URL's search parameters, relative to the current path.
+ * without it the explorer offers a channel choice and searches every channel's entity cards. An "As of" day
+ * (`?as_of=`, GraphAsOf) reads all of it as the graph stood then: every graph call takes `as_of`. All state lives in
+ * the URL's search parameters, relative to the current path, so links within the explorer keep it.
  */
 export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
   const [params, setParams] = useSearchParams();
@@ -281,7 +296,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
   };
 
   const sub = useQuery({
-    queryKey: ['graph-subgraph', s.entity, s.depth, s.cap, s.channel ?? null],
+    queryKey: ['graph-subgraph', s.entity, s.depth, s.cap, s.channel ?? null, s.asOf?.instant ?? 'now'],
     enabled: s.entity.length > 0,
     placeholderData: keepPreviousData,
     retry: (n, e) => !(e instanceof ApiError && e.status < 500) && n < 2,
@@ -294,6 +309,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
               depth: s.depth,
               limit: s.cap,
               ...(s.channel ? { channel_id: s.channel } : {}),
+              ...asOfQuery(s.asOf),
             },
           },
         }),
@@ -337,8 +353,15 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
   const centreChannel = graph?.nodes.find((n) => graph.seedIds.includes(n.id))?.channel_id;
   const decisionsChannel = s.channel ?? centreChannel;
 
+  const setAsOf = (day: string | null) =>
+    set((p) => {
+      if (day) p.set('as_of', day);
+      else p.delete('as_of');
+    });
+
   const controls = (
     <Flex direction="column" gap="3">
+      <GraphAsOf asOf={s.asOf} onChange={setAsOf} />
       <Flex gap="3" wrap="wrap" align="end">
         {channelId ? null : (
           <Box style={{ minWidth: 180 }}>
@@ -371,6 +394,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
             label="Entity"
             value={s.entity}
             channel={s.channel}
+            asOf={s.asOf}
             placeholder="A person, project, technology…"
             onChoose={(name) => set((p) => centreOn(p, name))}
           />
@@ -438,11 +462,16 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
   );
 
   let neighbourhood: ReactNode;
-  if (!s.entity) neighbourhood = <StartHint channel={s.channel} onPick={(n) => set((p) => centreOn(p, n))} />;
+  if (!s.entity)
+    neighbourhood = <StartHint channel={s.channel} asOf={s.asOf} onPick={(n) => set((p) => centreOn(p, n))} />;
   else if (notFound)
     neighbourhood = (
-      <Empty title={`No entity matches “${s.entity}”${s.channel ? ` in #${channelName(s.channel)}` : ''}.`}>
-        Search for another name, or choose every channel.
+      <Empty
+        title={`No entity matches “${s.entity}”${s.channel ? ` in #${channelName(s.channel)}` : ''}${s.asOf ? ` as of ${describeAsOf(s.asOf)}` : ''}.`}
+      >
+        {s.asOf
+          ? 'It may not have been mentioned yet then: choose a later day, or go back to now.'
+          : 'Search for another name, or choose every channel.'}
       </Empty>
     );
   else if (sub.error) neighbourhood = <ErrorState error={sub.error} retry={() => void sub.refetch()} />;
@@ -452,6 +481,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
       <Text as="p" size="2" color="gray" data-testid="graph-summary" role="status">
         {shown.nodes.length} of {graph.nodes.length} entities and {shown.edges.length} relationships around {s.entity}{' '}
         at depth {s.depth}
+        {s.asOf ? ` as of ${describeAsOf(s.asOf)}` : ''}
         {graph.nodes.length - graph.seedIds.length >= s.cap ? ` (capped at ${s.cap})` : ''}
         {shown.hidden ? `; ${shown.hidden} hidden by the type filter` : ''}.{sub.isFetching ? ' Updating…' : ''}
       </Text>
@@ -527,6 +557,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
               channelName={channelName}
               centreSearch={(name) => searchWith((p) => centreOn(p, name))}
               isCentre={selectedName === s.entity}
+              asOf={s.asOf}
             />
           ) : (
             <Text size="2" color="gray">
@@ -551,6 +582,7 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
         />
         <Decisions
           channel={decisionsChannel}
+          asOf={s.asOf}
           channelName={channelName}
           centreSearch={(name) => searchWith((p) => centreOn(p, name))}
         />
@@ -559,13 +591,51 @@ export const GraphExplorer = ({ channelId }: { channelId?: string }) => {
   );
 };
 
+/**
+ * The graph explorer's "As of" (issue 27 point 2): a day (its end, UTC) the whole explorer reads the graph as of (every
+ * graph call takes `as_of`), kept in the address as `?as_of=` (which may also name an instant, AsOf). While one is
+ * chosen, an amber notice says so and offers the way back to now.
+ */
+const GraphAsOf = ({ asOf, onChange }: { asOf: AsOf | null; onChange: (day: string | null) => void }) => (
+  <Flex direction="column" gap="2">
+    <AsOfControl value={asOf} onChange={onChange} clearable={false} />
+    {asOf ? (
+      <Callout.Root size="1" color="amber" highContrast role="status" data-testid="graph-as-of">
+        <Callout.Text>
+          <Text weight="bold">Showing the graph as of {describeAsOf(asOf)}</Text>: the entities, relationships, cards
+          and decisions as they stood then.
+        </Callout.Text>
+        <Flex>
+          <Button size="1" variant="soft" highContrast onClick={() => onChange(null)}>
+            Back to now
+          </Button>
+        </Flex>
+      </Callout.Root>
+    ) : null}
+  </Flex>
+);
+
 /** Before an entity is chosen: the most mentioned entities of the channel (or every channel) to start from. */
-const StartHint = ({ channel, onPick }: { channel: string | undefined; onPick: (name: string) => void }) => {
-  const index = useEntityIndex(channel);
+const StartHint = ({
+  channel,
+  asOf,
+  onPick,
+}: {
+  channel: string | undefined;
+  asOf: AsOf | null;
+  onPick: (name: string) => void;
+}) => {
+  const index = useEntityIndex(channel, asOf);
   if (index.isPending) return <Loading label="Loading entities" />;
   if (index.error) return <ErrorState error={index.error} retry={() => void index.refetch()} />;
   if (index.data.length === 0)
-    return <Empty title="This graph has no entities yet.">Entities appear as messages are imported or synced.</Empty>;
+    return asOf ? (
+      <Empty title={`This graph had no entities yet as of ${describeAsOf(asOf)}.`}>
+        Choose a later day, or go back to now.
+      </Empty>
+    ) : (
+      <Empty title="This graph has no entities yet.">Entities appear as messages are imported or synced.</Empty>
+    );
   return (
     <Flex direction="column" gap="2">
       <Text size="2" color="gray">
@@ -684,6 +754,7 @@ const GraphLists = ({
  * /api/memories?entity=, shown as a citation with author, channel, time and permalink), related entities as links that
  * re-centre the explorer, and its channels. The decisions and action items its facts opened (the card's `lifecycle`:
  * state, owner, due date, history with the cited messages; LifecycleList). A Decision's card adds its supersession chain.
+ * With `asOf` every call takes `as_of`: the card, its facts and its decisions as they stood then.
  */
 const EntityCard = ({
   name,
@@ -691,22 +762,26 @@ const EntityCard = ({
   channelName,
   centreSearch,
   isCentre,
+  asOf,
 }: {
   name: string;
   channelOfNode: string | undefined;
   channelName: (id: string) => string;
   centreSearch: (name: string) => string;
   isCentre: boolean;
+  asOf: AsOf | null;
 }) => {
+  const at = asOf?.instant ?? 'now';
   const card = useQuery({
-    queryKey: ['graph-card', name],
+    queryKey: ['graph-card', name, at],
     retry: (n, e) => !(e instanceof ApiError && e.status < 500) && n < 2,
-    queryFn: () => unwrap(api.GET('/api/graph/entities/{ref}/card', { params: { path: { ref: name } } })),
+    queryFn: () =>
+      unwrap(api.GET('/api/graph/entities/{ref}/card', { params: { path: { ref: name }, query: asOfQuery(asOf) } })),
   });
   const channelsOfCard = card.data?.channel_ids ?? [];
   const sourceChannels = [...new Set([...(channelOfNode ? [channelOfNode] : []), ...channelsOfCard])].slice(0, 5);
   const sources = useQuery({
-    queryKey: ['graph-card-sources', card.data?.entity_name, sourceChannels],
+    queryKey: ['graph-card-sources', card.data?.entity_name, sourceChannels, at],
     enabled: !!card.data,
     staleTime: 60_000,
     queryFn: async () => {
@@ -714,7 +789,7 @@ const EntityCard = ({
         sourceChannels.map((c) =>
           unwrap(
             api.GET('/api/memories', {
-              params: { query: { channel_id: c, entity: card.data!.entity_name, limit: 100 } },
+              params: { query: { channel_id: c, entity: card.data!.entity_name, limit: 100, ...asOfQuery(asOf) } },
             }),
           ).catch(() => null),
         ),
@@ -723,18 +798,22 @@ const EntityCard = ({
     },
   });
   const decisions = useQuery({
-    queryKey: ['graph-decisions', channelOfNode ?? channelsOfCard[0]],
+    queryKey: ['graph-decisions', channelOfNode ?? channelsOfCard[0], at],
     enabled: card.data?.entity_type === 'Decision' && !!(channelOfNode ?? channelsOfCard[0]),
     queryFn: () =>
       unwrap(
-        api.GET('/api/graph/decisions', { params: { query: { channel_id: (channelOfNode ?? channelsOfCard[0])! } } }),
+        api.GET('/api/graph/decisions', {
+          params: { query: { channel_id: (channelOfNode ?? channelsOfCard[0])!, ...asOfQuery(asOf) } },
+        }),
       ),
   });
 
   if (card.isPending) return <Loading label="Loading the entity card" />;
   if (card.error)
     return card.error instanceof ApiError && card.error.status === 404 ? (
-      <Empty title={`No card for “${name}”.`}>The entity has no facts yet.</Empty>
+      <Empty title={`No card for “${name}”${asOf ? ` as of ${describeAsOf(asOf)}` : ''}.`}>
+        {asOf ? 'The entity had no facts yet then.' : 'The entity has no facts yet.'}
+      </Empty>
     ) : (
       <ErrorState error={card.error} retry={() => void card.refetch()} />
     );
@@ -891,14 +970,20 @@ const PathFinder = ({
   channelName: (id: string) => string;
 }) => {
   const path = useQuery({
-    queryKey: ['graph-path', s.from, s.to, s.hops, s.channel ?? null],
+    queryKey: ['graph-path', s.from, s.to, s.hops, s.channel ?? null, s.asOf?.instant ?? 'now'],
     enabled: !!s.from && !!s.to,
     retry: (n, e) => !(e instanceof ApiError && e.status < 500) && n < 2,
     queryFn: () =>
       unwrap(
         api.GET('/api/graph/path', {
           params: {
-            query: { source: s.from, target: s.to, max_depth: s.hops, ...(s.channel ? { channel_id: s.channel } : {}) },
+            query: {
+              source: s.from,
+              target: s.to,
+              max_depth: s.hops,
+              ...(s.channel ? { channel_id: s.channel } : {}),
+              ...asOfQuery(s.asOf),
+            },
           },
         }),
       ),
@@ -923,7 +1008,8 @@ const PathFinder = ({
     result = (
       <Empty title={`No path between ${s.from} and ${s.to}`}>
         within {s.hops} hop{s.hops === 1 ? '' : 's'}
-        {s.channel ? ` in #${channelName(s.channel)}` : ''}.
+        {s.channel ? ` in #${channelName(s.channel)}` : ''}
+        {s.asOf ? ` as of ${describeAsOf(s.asOf)}` : ''}.
       </Empty>
     );
   else {
@@ -979,11 +1065,18 @@ const PathFinder = ({
               label="From"
               value={s.from}
               channel={s.channel}
+              asOf={s.asOf}
               onChoose={(n) => set((p) => p.set('from', n))}
             />
           </Box>
           <Box flexGrow="1" style={{ minWidth: 160 }}>
-            <EntityPicker label="To" value={s.to} channel={s.channel} onChoose={(n) => set((p) => p.set('to', n))} />
+            <EntityPicker
+              label="To"
+              value={s.to}
+              channel={s.channel}
+              asOf={s.asOf}
+              onChoose={(n) => set((p) => p.set('to', n))}
+            />
           </Box>
           <Box>
             <Text as="label" htmlFor="graph-hops" size="2" weight="bold">
@@ -1130,17 +1223,20 @@ const Chain = ({
  */
 const Decisions = ({
   channel,
+  asOf,
   channelName,
   centreSearch,
 }: {
   channel: string | undefined;
+  asOf: AsOf | null;
   channelName: (id: string) => string;
   centreSearch: (name: string) => string;
 }) => {
   const decisions = useQuery({
-    queryKey: ['graph-decisions', channel],
+    queryKey: ['graph-decisions', channel, asOf?.instant ?? 'now'],
     enabled: !!channel,
-    queryFn: () => unwrap(api.GET('/api/graph/decisions', { params: { query: { channel_id: channel! } } })),
+    queryFn: () =>
+      unwrap(api.GET('/api/graph/decisions', { params: { query: { channel_id: channel!, ...asOfQuery(asOf) } } })),
   });
   let body: ReactNode;
   if (!channel)
@@ -1151,7 +1247,12 @@ const Decisions = ({
     );
   else if (decisions.isPending) body = <Loading label="Loading decisions" />;
   else if (decisions.error) body = <ErrorState error={decisions.error} retry={() => void decisions.refetch()} />;
-  else if (decisions.data.length === 0) body = <Empty title={`No decisions recorded in #${channelName(channel)}.`} />;
+  else if (decisions.data.length === 0)
+    body = (
+      <Empty
+        title={`No decisions recorded in #${channelName(channel)}${asOf ? ` as of ${describeAsOf(asOf)}` : ''}.`}
+      />
+    );
   else {
     const chains = chainsOf(decisions.data);
     body = (
@@ -1214,6 +1315,7 @@ const Decisions = ({
     <section aria-labelledby="graph-decisions-h" style={{ minWidth: 0 }}>
       <Heading as="h2" size="4" mb="2" id="graph-decisions-h">
         Decisions{channel ? ` in #${channelName(channel)}` : ''}
+        {asOf ? ` as of ${describeAsOf(asOf)}` : ''}
       </Heading>
       {body}
     </section>
