@@ -50,6 +50,8 @@ interface Settings {
   digest_days: number;
 }
 
+const SLOW = { timeout: 20_000 };
+
 const get = async <T>(ctx: WebContext, route: string): Promise<T> => {
   const r = await adminCall<T>(ctx.atlas.url, 'GET', route);
   expect(r.status, route).toBe(200);
@@ -295,6 +297,71 @@ export const channelScreen = (ctx: WebContext) => {
         await context.close();
       }
     });
+
+  it('channel: facts as of a day (?as_of=, the date control): the facts the API lists as of its end (UTC); Back to now', async () => {
+    const { channel } = await pickChannel(ctx);
+    const route = `/api/memories?channel_id=${channel.id}&page=1&limit=20`;
+    const now = await get<MemoryPage & { memories: (Memory & { message_ts: string })[] }>(ctx, route);
+    // The UI reads `?as_of=<day>` as the end of that day in UTC. The days facts were stated on (the data's own dates),
+    // from the middle out: the first day as of whose end the channel held some of its facts but not all.
+    const stated = await get<{ memories: { message_ts: string }[] }>(
+      ctx,
+      `/api/memories?channel_id=${channel.id}&page=1&limit=100`,
+    );
+    const days = [...new Set(stated.memories.map((m) => m.message_ts.slice(0, 10)))].sort();
+    const order = days.map((_, i) => days[(Math.floor(days.length / 2) + i) % days.length]!);
+    let day: string | null = null;
+    let then: MemoryPage | null = null;
+    for (const d of order) {
+      const r = await get<MemoryPage>(ctx, `${route}&as_of=${d}T23:59:59.999Z`);
+      if (r.total > 0 && r.total < now.total) {
+        day = d;
+        then = r;
+        break;
+      }
+    }
+    expect(
+      day,
+      `a day among ${days.join(', ')} with some of the channel's ${now.total} facts but not all`,
+    ).toBeTruthy();
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/channels/${channel.id}/facts?as_of=${day}`);
+      await expect.poll(() => page.getByTestId('facts-as-of').textContent(), SLOW).toContain('Showing the facts as of');
+      expect(await page.getByLabel('As of', { exact: true }).inputValue()).toBe(day);
+      await expect.poll(() => factIds(page), SLOW).toEqual(then!.memories.map((m) => m.id));
+      expect(await page.getByRole('status').filter({ hasText: 'facts ·' }).first().textContent()).toContain(
+        `${await inPage(page, then!.total)} facts`,
+      );
+      // A linked fact keeps the day: the detail as of then, on top.
+      const linked = then!.memories[0]!;
+      await page.goto(`/channels/${channel.id}/facts?memory=${linked.id}&as_of=${day}`);
+      await expect
+        .poll(
+          () =>
+            page
+              .locator('article[aria-current="true"]')
+              .evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id'))),
+          SLOW,
+        )
+        .toEqual([linked.id, linked.id]);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshot(page, 'channel-facts-as-of');
+      // Back to now: the address drops as_of, the notice goes, and the list is today's.
+      await page.goto(`/channels/${channel.id}/facts?as_of=${day}`);
+      await page.getByRole('button', { name: 'Back to now', exact: true }).click();
+      await page.waitForURL((u) => u.pathname.endsWith('/facts') && !u.searchParams.has('as_of'));
+      await expect.poll(() => page.getByTestId('facts-as-of').count(), SLOW).toBe(0);
+      await expect.poll(() => factIds(page), SLOW).toEqual(now.memories.map((m) => m.id));
+      // The date control sets the day in the address, and the list follows.
+      await page.getByLabel('As of', { exact: true }).fill(day!);
+      await page.waitForURL((u) => u.searchParams.get('as_of') === day);
+      await expect.poll(() => factIds(page), SLOW).toEqual(then!.memories.map((m) => m.id));
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 
   for (const width of WIDTHS)
     it(`channel: settings at ${width} px: the API's values; an admin saves a change (restored after); the API's validation error shows`, async () => {

@@ -461,6 +461,37 @@ export const graphScreen = (ctx: WebContext) => {
       await expect.poll(() => drawn(page), SLOW).toEqual(names(sub));
       await expect.poll(() => factCount(page), SLOW).toBe(`${topNow.fact_count} facts`);
       expect(await page.getByLabel('As of', { exact: true }).inputValue()).toBe('');
+      // Leaving by the card's channel link keeps the day: the channel's facts about the centre as the API lists them
+      // as of then.
+      await page.goto(
+        `/graph?channel=${channel}&entity=${encodeURIComponent(top.name)}&depth=${DEPTH}&cap=${CAP}&as_of=${day}`,
+      );
+      const toFacts = page.getByTestId('entity-card').locator(`a[href^="/channels/${channel}/facts?entity="]`);
+      await toFacts.waitFor(SLOW);
+      expect(await toFacts.getAttribute('href')).toBe(
+        `/channels/${channel}/facts?entity=${encodeURIComponent(topThen.entity_name)}&as_of=${day}`,
+      );
+      const factsThen = (
+        await adminCall<{ memories: { id: string }[] }>(
+          ctx.atlas.url,
+          'GET',
+          `/api/memories?channel_id=${channel}&entity=${encodeURIComponent(topThen.entity_name)}&page=1&limit=20&as_of=${endOf(day!)}`,
+        )
+      ).body.memories;
+      expect(factsThen.length).toBeGreaterThan(0);
+      await toFacts.click();
+      await page.waitForURL((u) => u.pathname === `/channels/${channel}/facts` && u.searchParams.get('as_of') === day);
+      await expect.poll(() => page.getByTestId('facts-as-of').count(), SLOW).toBe(1);
+      await expect
+        .poll(
+          () =>
+            page
+              .getByRole('list', { name: 'Facts', exact: true })
+              .locator(':scope > li > article')
+              .evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id'))),
+          SLOW,
+        )
+        .toEqual(factsThen.map((m) => m.id));
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -754,7 +754,8 @@ const GraphLists = ({
  * /api/memories?entity=, shown as a citation with author, channel, time and permalink), related entities as links that
  * re-centre the explorer, and its channels. The decisions and action items its facts opened (the card's `lifecycle`:
  * state, owner, due date, history with the cited messages; LifecycleList). A Decision's card adds its supersession chain.
- * With `asOf` every call takes `as_of`: the card, its facts and its decisions as they stood then.
+ * With `asOf` every call takes `as_of`: the card, its facts and its decisions as they stood then; its channel links
+ * open the channel's facts about the entity as of that day, and each source adds its fact as of then (facts tab).
  */
 const EntityCard = ({
   name,
@@ -886,6 +887,18 @@ const EntityCard = ({
                             message in context
                           </Link>
                         </RLink>
+                        {asOf ? (
+                          <>
+                            {' · '}
+                            <RLink asChild>
+                              <Link
+                                to={`/channels/${encodeURIComponent(src.channel_id)}/facts?memory=${encodeURIComponent(src.id)}&as_of=${encodeURIComponent(asOf.param)}`}
+                              >
+                                the fact as of then
+                              </Link>
+                            </RLink>
+                          </>
+                        ) : null}
                       </Text>
                     ) : null}
                   </li>
@@ -944,7 +957,15 @@ const EntityCard = ({
           <Flex gap="2" wrap="wrap">
             {c.channel_ids.map((id) => (
               <RLink key={id} asChild size="2">
-                <Link to={`/channels/${encodeURIComponent(id)}`}>#{channelName(id)}</Link>
+                <Link
+                  to={
+                    asOf
+                      ? `/channels/${encodeURIComponent(id)}/facts?entity=${encodeURIComponent(c.entity_name)}&as_of=${encodeURIComponent(asOf.param)}`
+                      : `/channels/${encodeURIComponent(id)}`
+                  }
+                >
+                  #{channelName(id)}
+                </Link>
               </RLink>
             ))}
           </Flex>

@@ -1,11 +1,12 @@
 import { Cross2Icon, ExternalLinkIcon } from '@radix-ui/react-icons';
-import { Badge, Button, Card, Flex, Link as RLink, Select, Text } from '@radix-ui/themes';
+import { Badge, Button, Callout, Card, Flex, Link as RLink, Select, Text } from '@radix-ui/themes';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '../../api/client';
 import { formatCount, formatTime } from '../../api/hooks';
 import type { paths } from '../../api/schema';
+import { type AsOf, AsOfControl, describeAsOf, parseAsOf } from '../../components/as-of';
 import { safeHref } from '../../components/citation';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { channelKeys } from './keys';
@@ -154,21 +155,31 @@ const FactCard = ({
   );
 };
 
-/** `?memory=<id>`: the linked fact on top, in its detail form (GET /api/memories/{memory_id}). */
+/**
+ * `?memory=<id>`: the linked fact on top, in its detail form (GET /api/memories/{memory_id}); with `asOf`, its
+ * validity as it stood then (the detail's `as_of`).
+ */
 const LinkedFact = ({
   memoryId,
   channelId,
   base,
   tagHref,
+  asOf,
 }: {
   memoryId: string;
   channelId: string;
   base: string;
   tagHref: (kind: 'topic' | 'entity', tag: string) => string;
+  asOf: AsOf | null;
 }) => {
   const memory = useQuery({
-    queryKey: channelKeys.memory(memoryId),
-    queryFn: () => unwrap(api.GET('/api/memories/{memory_id}', { params: { path: { memory_id: memoryId } } })),
+    queryKey: [...channelKeys.memory(memoryId), asOf?.instant ?? 'now'],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/memories/{memory_id}', {
+          params: { path: { memory_id: memoryId }, query: asOf ? { as_of: asOf.instant } : {} },
+        }),
+      ),
     retry: (n, e) => !(e instanceof ApiError && e.status === 404) && n < 2,
   });
   if (memory.isPending) return <Loading label="Loading the linked fact" lines={2} />;
@@ -203,6 +214,9 @@ const LinkedFact = ({
  * its type, importance, quality score and band (spec "Memory" quality bands), author, time, topic and entity tags
  * (each a link that filters by it), its source message in context (the messages tab's `?message=`) and its
  * permalink. `?memory=<id>` shows that fact on top (GET /api/memories/{memory_id}) and highlights it in the list.
+ * `?as_of=` (a day, read as its end in UTC, or an instant; AsOf, issue 27 point 2) lists the facts as they stood then
+ * (the list's and the detail's `as_of`: the facts stated by then, with their validity then), under an amber notice
+ * with the way back to now.
  */
 export const FactsTab = ({ channelId }: { channelId: string }) => {
   const [params, setParams] = useSearchParams();
@@ -213,6 +227,7 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
   const entity = params.get('entity') || null;
   const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1);
   const memoryId = params.get('memory');
+  const asOf = parseAsOf(params.get('as_of'));
   const query = {
     channel_id: channelId,
     page,
@@ -221,6 +236,7 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
     ...(importance ? { importance } : {}),
     ...(topic ? { topic } : {}),
     ...(entity ? { entity } : {}),
+    ...(asOf ? { as_of: asOf.instant } : {}),
   };
   const facts = useQuery({
     queryKey: channelKeys.facts(channelId, query),
@@ -244,7 +260,22 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
 
   return (
     <Flex direction="column" gap="4">
-      {memoryId ? <LinkedFact memoryId={memoryId} channelId={channelId} base={base} tagHref={tagHref} /> : null}
+      {asOf ? (
+        <Callout.Root size="1" color="amber" highContrast role="status" data-testid="facts-as-of">
+          <Callout.Text>
+            <Text weight="bold">Showing the facts as of {describeAsOf(asOf)}</Text>: those stated by then, with their
+            validity then.
+          </Callout.Text>
+          <Flex>
+            <Button size="1" variant="soft" highContrast onClick={() => set({ as_of: null })}>
+              Back to now
+            </Button>
+          </Flex>
+        </Callout.Root>
+      ) : null}
+      {memoryId ? (
+        <LinkedFact memoryId={memoryId} channelId={channelId} base={base} tagHref={tagHref} asOf={asOf} />
+      ) : null}
       <Flex gap="3" wrap="wrap" align="end">
         <FilterSelect
           label="Fact type"
@@ -258,6 +289,7 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
           options={IMPORTANCES.map((t) => ({ value: t, label: t }))}
           onChange={(v) => set({ importance: v })}
         />
+        <AsOfControl value={asOf} onChange={(day) => set({ as_of: day })} clearable={false} />
         {topic ? (
           <Button
             variant="soft"
@@ -289,7 +321,15 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
       ) : facts.error ? (
         <ErrorState error={facts.error} retry={() => void facts.refetch()} />
       ) : facts.data.memories.length === 0 ? (
-        <Empty title={filtered ? 'No facts match these filters.' : 'No facts yet.'}>
+        <Empty
+          title={
+            filtered
+              ? `No facts match these filters${asOf ? ` as of ${describeAsOf(asOf)}` : ''}.`
+              : asOf
+                ? `No facts yet as of ${describeAsOf(asOf)}.`
+                : 'No facts yet.'
+          }
+        >
           {filtered
             ? 'Try another fact type or importance, or clear the filters.'
             : 'Facts are extracted from the messages after each sync or import.'}
