@@ -35,8 +35,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * clean) the stores are compared with a reference import of the same messages on the embedded profile in this process: every message in the
  * document store exactly once, every fact in the document store and the keyword index, every graph contribution
  * (entities, their source facts, relationships) in Neo4j, every write intent `done`, and as many dead letters in the
- * dead-letter store as DeadLettered events on the topic. No vector store can run on these machines (the PostgreSQL
- * server has no pgvector and Qdrant cannot run here), so the vector side is checked only with ATLAS_TEST_QDRANT_URL.
+ * dead-letter store as DeadLettered events on the topic. With a vector store (pgvector on the listed PostgreSQL server
+ * when ATLAS_TEST_PGVECTOR says it offers the extension, as `.ci/run` does; Qdrant when ATLAS_TEST_QDRANT_URL is
+ * listed) the embeddings process runs too, with the local model, and every imported fact must have exactly its one
+ * vector of that model.
  *
  * Runs when Kafka, Neo4j and PostgreSQL are listed (ATLAS_TEST_KAFKA_BROKERS, ATLAS_TEST_NEO4J_URL,
  * ATLAS_TEST_POSTGRES_URL); fails, never skips, when a listed server is unreachable or Kafka / Neo4j are not the ones
@@ -51,11 +53,16 @@ const pgUrl = process.env.ATLAS_TEST_POSTGRES_URL;
 const registryUrl = process.env.ATLAS_TEST_SCHEMA_REGISTRY_URL;
 const esUrl = process.env.ATLAS_TEST_ELASTICSEARCH_URL;
 const qdrantUrl = process.env.ATLAS_TEST_QDRANT_URL;
+/**
+ * The vector store the embeddings process writes, when one can run: Qdrant when listed, else pgvector on the listed
+ * PostgreSQL server when it offers the extension (ATLAS_TEST_PGVECTOR, set by `.ci/run` after scripts/pgvector).
+ */
+const vectorStore = qdrantUrl ? 'qdrant' : process.env.ATLAS_TEST_PGVECTOR ? 'pgvector' : null;
 const REPORT = path.join(ROOT, '.atlas-test/fault-injection.md');
 
 /** The projector processes of the pipeline (stats, wiki and sync are not part of an import's fan-out). */
 const PROCESSES = ['documents', 'facts', 'keyword', 'entities', 'graph', 'reconciler', 'dead-letters'] as const;
-const PIPELINE = [...PROCESSES, ...(qdrantUrl ? ['embeddings' as const] : [])];
+const PIPELINE = [...PROCESSES, ...(vectorStore ? ['embeddings' as const] : [])];
 
 const run = promisify(execFile);
 const services = async (...args: string[]) => {
@@ -127,7 +134,7 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
       NEO4J_NAMESPACE: `fi-${id}`,
       LOG_LEVEL: 'warn',
       BREAKER_RESET_MS: '2000', // breakers probe 2 s after opening (spec 30 s): recovery inside the CI budget
-      EMBEDDING_PROVIDER: qdrantUrl ? 'local' : 'none',
+      EMBEDDING_PROVIDER: vectorStore ? 'local' : 'none',
       ...(qdrantUrl ? { QDRANT_URL: qdrantUrl, QDRANT_COLLECTION: `atlas_fi_${id}` } : {}),
       ...(registryUrl ? { SCHEMA_REGISTRY_URL: registryUrl } : {}),
       ...(esUrl ? { ELASTICSEARCH_URL: esUrl, ELASTICSEARCH_INDEX: `atlas-fi-${id}` } : {}),
@@ -263,10 +270,16 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
       for (const f of kw) kwCount.set(f, (kwCount.get(f) ?? 0) + 1);
       for (const f of factIds) if (!kwCount.has(f)) add(lost, 'facts (keyword index)', 1);
       for (const [f, n] of kwCount) add(dup, 'facts (keyword index)', factIds.has(f) ? n - 1 : n);
+      // Vectors (when a vector store runs): every imported fact has one of the configured model, and nothing else is
+      // stored (a fact holds one vector: the store's key).
+      let vectors: number | null = null;
       if (rt.embeddings) {
-        const vectors = await rt.embeddings.vectors.count();
-        add(lost, 'facts (vector store)', factIds.size - vectors);
-        add(dup, 'facts (vector store)', vectors - factIds.size);
+        const { embedder, vectors: store } = rt.embeddings;
+        vectors = await store.count();
+        const unit = Array.from({ length: embedder.dim }, (_, i) => (i === 0 ? 1 : 0));
+        const present = await store.similarities({ vector: unit, model: embedder.id, factIds: [...factIds] });
+        add(lost, 'facts (vector store)', factIds.size - present.size);
+        add(dup, 'facts (vector store)', vectors - present.size);
       }
       // Graph (Neo4j): the reference's entities and relationships whose first mention is imported, every imported
       // source fact of them; nothing the reference does not have.
@@ -312,7 +325,7 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
       add(lost, 'dead letters', onTopic - (dl.pending + dl.redriven));
       add(dup, 'dead letters', dl.pending + dl.redriven - onTopic);
       const sum = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
-      return { lost, dup, lostN: sum(lost), dupN: sum(dup), deadLetters: onTopic, intents: intents.length };
+      return { lost, dup, lostN: sum(lost), dupN: sum(dup), deadLetters: onTopic, intents: intents.length, vectors };
     };
 
     const keywordFactIds = async (): Promise<string[]> => {
@@ -361,7 +374,7 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
             `| ${r.fault} | ${r.inFlight} | ${r.recoveredS.toFixed(1)} | ${r.lost} | ${r.duplicated} | ${r.notes} |`,
         ),
       ];
-      const text = `# Fault injection (${new Date().toISOString()})\n\nslack-olake, ${plan.messages.length} messages in 4 parts through Kafka${registryUrl ? ' + schema registry' : ''}; graph Neo4j; keyword ${esUrl ? 'Elasticsearch/OpenSearch' : 'PostgreSQL'}; document store PostgreSQL; suite ${total.toFixed(0)} s.\n\n${lines.join('\n')}\n`;
+      const text = `# Fault injection (${new Date().toISOString()})\n\nslack-olake, ${plan.messages.length} messages in 4 parts through Kafka${registryUrl ? ' + schema registry' : ''}; graph Neo4j; keyword ${esUrl ? 'Elasticsearch/OpenSearch' : 'PostgreSQL'}; vectors ${vectorStore === 'qdrant' ? 'Qdrant' : vectorStore === 'pgvector' ? `pgvector on PostgreSQL (${rt.embeddings?.embedder.id})` : 'none (no vector store listed)'}; document store PostgreSQL; suite ${total.toFixed(0)} s.\n\n${lines.join('\n')}\n`;
       console.log(text);
       mkdirSync(path.dirname(REPORT), { recursive: true });
       writeFileSync(REPORT, text);
@@ -612,7 +625,7 @@ describe.runIf(Boolean(brokers && neo4jUrl && pgUrl))(
           recoveredS,
           lost: a.lostN,
           duplicated: a.dupN,
-          notes: `${how}; lag 0 after ${settledS.toFixed(1)} s; ${rec.passes} reconcile pass(es) (${(rec.ms / 1000).toFixed(1)} s), ${rec.retried} intent(s) retried; ${a.intents} intents, ${a.deadLetters} dead letters${a.lostN || a.dupN ? `; lost ${JSON.stringify(a.lost)} duplicated ${JSON.stringify(a.dup)}` : ''}`,
+          notes: `${how}; lag 0 after ${settledS.toFixed(1)} s; ${rec.passes} reconcile pass(es) (${(rec.ms / 1000).toFixed(1)} s), ${rec.retried} intent(s) retried; ${a.intents} intents, ${a.deadLetters} dead letters${a.vectors === null ? '' : `, ${a.vectors} vectors`}${a.lostN || a.dupN ? `; lost ${JSON.stringify(a.lost)} duplicated ${JSON.stringify(a.dup)}` : ''}`,
         });
         console.log(`${fault.name}: ${JSON.stringify(rows.at(-1))}`);
       }
