@@ -63,7 +63,11 @@ export interface EventLog {
   subscribe(opts: SubscribeOptions): Promise<Subscription>;
   /** Moves a group's committed offsets on every partition of a topic. */
   resetOffsets(group: string, topic: string, to: ResetTarget): Promise<void>;
-  /** Lag of a group on each partition of the topics it has offsets for (or of `topics` when given). */
+  /**
+   * Lag of a group on each partition of the topics it has offsets for (or of `topics` when given): end offset minus
+   * committed offset. Kafka reads the end offset at the last stable offset (read-committed, what consumers see), which
+   * may trail an append's returned offsets for a moment: the commit markers are written after the commit returns.
+   */
   lag(group: string, topics?: readonly string[]): Promise<LagRow[]>;
   /**
    * Events of the given `types` on `topic` that `group` has not committed yet, counted by key (the channel on the
