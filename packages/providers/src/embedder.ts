@@ -22,9 +22,24 @@ export interface Embedder {
   readonly dim: number;
   /** One unit vector per text, in order. Empty texts are allowed. `opts.kind`: see EmbedKind (default passage). */
   embed(texts: readonly string[], opts?: EmbedOptions): Promise<number[][]>;
+  /**
+   * The model that made a vector this embedder returned, for an embedder that answers with more than one model over
+   * time (the runtime's vector spaces during a model switch, docs/models.md): a caller that reads `id` after embedding
+   * may otherwise pair one model's vector with another's id, floor or threshold. Optional; undefined (or absent):
+   * `id`. Use modelOfVector.
+   */
+  modelOf?(vector: readonly number[]): string | undefined;
   /** Releases what the provider holds (a worker thread, sockets); optional. */
   close?(): Promise<void>;
 }
+
+/**
+ * The model id that made `vector` (returned by `embedder.embed`): Embedder.modelOf when it knows, else `embedder.id`.
+ * Searches pair a query vector with this id, its vector floor and its abstention threshold, never with whatever model
+ * is active by the time they read it.
+ */
+export const modelOfVector = (embedder: Embedder, vector: readonly number[]): string =>
+  embedder.modelOf?.(vector) ?? embedder.id;
 
 /** Scales a vector to unit length (zero vectors stay zero). */
 export const normalize = (v: number[]): number[] => {

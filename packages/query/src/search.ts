@@ -1,5 +1,5 @@
 import { AsOf, AtlasError, FactType, Importance } from '@atlas/core';
-import type { Embedder } from '@atlas/providers';
+import { type Embedder, modelOfVector } from '@atlas/providers';
 import type { DocumentStore, KeywordIndex, MemoryDetailView, VectorStore } from '@atlas/stores';
 import { z } from 'zod';
 
@@ -342,17 +342,20 @@ export const runSearch = async (
   // The vector matches (cosine at or above the floor), best first; the store down → keyword only (spec: 5 s).
   if (queried.failed) degraded.add('embedding_provider');
   let vector = queried.vector;
+  // The model that made the query's vector: its floor, zero and space, even when the active model changed meanwhile
+  // (a vector space switch: docs/models.md "Changing the model").
+  const model = vector && ports.vectors ? modelOfVector(ports.vectors.embedder, vector) : null;
   let vectorHits: { factId: string; score: number }[] = [];
-  if (vector && ports.vectors) {
-    const { store, embedder } = ports.vectors;
+  if (vector && model && ports.vectors) {
+    const { store } = ports.vectors;
     try {
       vectorHits = await store.matches({
         channelId: body.channel_id,
         vector,
-        model: embedder.id,
+        model,
         limit: counting ? VECTOR_MATCH_CAP : k,
         filters,
-        minScore: vectorFloorOf(embedder.id),
+        minScore: vectorFloorOf(model),
       });
     } catch (err) {
       if (!isOutage(err)) throw err;
@@ -376,8 +379,8 @@ export const runSearch = async (
     total = kw.total;
     facets = kw.facets;
   }
-  if (vector && ports.vectors) {
-    const { store, embedder } = ports.vectors;
+  if (vector && model && ports.vectors) {
+    const { store } = ports.vectors;
     for (const h of vectorHits.slice(0, k)) {
       matched.add(h.factId);
       const c = candidates.get(h.factId);
@@ -394,7 +397,7 @@ export const runSearch = async (
       if (!candidates.has(id))
         candidates.set(id, { factId: id, keyword: method === 'hybrid' ? 0 : null, vector: null, highlights: [] });
     const missing = [...candidates.values()].filter((c) => c.vector === null).map((c) => c.factId);
-    const sims = await store.similarities({ vector, model: embedder.id, factIds: missing }).catch((err: unknown) => {
+    const sims = await store.similarities({ vector, model, factIds: missing }).catch((err: unknown) => {
       if (!isOutage(err)) throw err;
       degraded.add('vector_store'); // failed between two calls: those candidates rank without a cosine
       return new Map<string, number>();
@@ -432,7 +435,7 @@ export const runSearch = async (
   }
   // vector_score: the cosine rescaled from the embedder's zero to the best cosine of the candidates, so that, like
   // keyword_score, the best match is 1 (vectorScore; VECTOR_SCORE_ZERO).
-  const zero = ports.vectors ? vectorScoreZeroOf(ports.vectors.embedder.id) : 0;
+  const zero = model ? vectorScoreZeroOf(model) : 0;
   const bestCosine = Math.max(...[...candidates.values()].map((c) => c.vector ?? 0), Number.EPSILON);
   for (const c of candidates.values()) if (c.vector !== null) c.vector = vectorScore(c.vector, bestCosine, zero);
   const weights = { vector: body.vector_weight ?? 0.5, keyword: body.keyword_weight ?? 0.3 };

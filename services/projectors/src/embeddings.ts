@@ -1,6 +1,6 @@
 import { type FactsExtracted, isRetriable, runsOfType, TOPICS, writeIntentId } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
-import type { Embedder } from '@atlas/providers';
+import { type Embedder, modelOfVector } from '@atlas/providers';
 import type { EmbeddingBacklog, FactVector, VectorStore } from '@atlas/stores';
 import { embeddingText, filterFields } from './keyword.js';
 import { emitOutcomes, errorText, type StoreOutcome, setOutcomes } from './reconciler.js';
@@ -30,7 +30,9 @@ export const embedSets = async (
   const embedded = texts.map((t) => vectorsOf.get(t)!);
   const byMessage = new Map<string, FactVector[]>(sets.map((s) => [s.messageId, []]));
   facts.forEach(({ s, f }, i) => {
-    byMessage.get(s.messageId)!.push({ ...filterFields(s, f), model: embedder.id, vector: embedded[i]! });
+    // The model that made the vector, not the one active now (a vector space switch may have come since the embed).
+    const vector = embedded[i]!;
+    byMessage.get(s.messageId)!.push({ ...filterFields(s, f), model: modelOfVector(embedder, vector), vector });
   });
   await vectors.replaceForMessages([...byMessage].map(([messageId, points]) => ({ messageId, points })));
 };

@@ -33,7 +33,7 @@ export class VectorSpaces {
   private readonly handles = new Map<string, SpaceHandle>();
   private activeId: string | null = null;
   /** Which space made a vector this process embedded (query vectors, and the points of a write). */
-  private readonly madeBy = new WeakMap<readonly number[], string>();
+  private readonly madeBy = new WeakMap<readonly number[], { spaceId: string; model: string }>();
   private lastRefresh = 0;
   private refreshing: Promise<void> | null = null;
   readonly embedder: Embedder & { readonly isWarm: boolean; warm(): Promise<boolean> };
@@ -140,9 +140,10 @@ export class VectorSpaces {
     return retired.length;
   }
 
-  /** Records which space made these vectors (SpaceEmbedder). */
-  mark(vectors: readonly (readonly number[])[], spaceId: string): void {
-    for (const v of vectors) this.madeBy.set(v, spaceId);
+  /** Records which space (and model) made these vectors (SpaceEmbedder). */
+  mark(vectors: readonly (readonly number[])[], space: { id: string; model: string }): void {
+    const made = { spaceId: space.id, model: space.model };
+    for (const v of vectors) this.madeBy.set(v, made);
   }
 
   /**
@@ -150,9 +151,17 @@ export class VectorSpaces {
    * model, else any open space of `model`. Errors: STORE_UNAVAILABLE (retriable) when no open space has that model
    * (a write embedded before a switch whose old space is gone: the batch is retried with the new model).
    */
+  /**
+   * The model of the space whose embedder made `vector` here (SpaceEmbedder marks each), even after that space was
+   * switched away from or dropped; undefined for a vector not made here.
+   */
+  modelOf(vector: readonly number[]): string | undefined {
+    return this.madeBy.get(vector)?.model;
+  }
+
   spaceOf(vector: readonly number[], model: string): SpaceHandle {
     const made = this.madeBy.get(vector);
-    const h = made ? this.handles.get(made) : undefined;
+    const h = made ? this.handles.get(made.spaceId) : undefined;
     if (h) return h;
     const active = this.active();
     if (active.space.model === model) return active;
@@ -193,6 +202,11 @@ class SpaceEmbedder implements Embedder {
     return e?.warm ? e.warm() : true;
   }
 
+  /** The model that made a vector this embedder returned (VectorSpaces.modelOf; Embedder.modelOf). */
+  modelOf(vector: readonly number[]): string | undefined {
+    return this.spaces.modelOf(vector);
+  }
+
   async embed(texts: readonly string[], opts?: EmbedOptions): Promise<number[][]> {
     await this.spaces.refresh();
     const h = this.spaces.active();
@@ -205,7 +219,7 @@ class SpaceEmbedder implements Embedder {
         },
       );
     const vectors = await h.embedder.embed(texts, opts);
-    this.spaces.mark(vectors, h.space.id);
+    this.spaces.mark(vectors, h.space);
     return vectors;
   }
 

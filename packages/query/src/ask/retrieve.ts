@@ -1,3 +1,4 @@
+import { modelOfVector } from '@atlas/providers';
 import type { AskCitation, DocumentStore, MemoryDetailView, MessageView } from '@atlas/stores';
 import { renderMarkup } from '@atlas/wiki';
 import { type GraphExpansion, runSearch, type SearchDegradation } from '../search.js';
@@ -98,6 +99,7 @@ export async function retrieve(
     embedder: {
       id: base.embedder.id,
       dim: base.embedder.dim,
+      modelOf: (v: readonly number[]) => base.embedder.modelOf?.(v),
       embed: async (texts: readonly string[], opts?: Parameters<typeof base.embedder.embed>[1]) => {
         const out = await base.embedder.embed(texts, opts);
         if (opts?.kind === 'query') queryVector = out[0] ?? null;
@@ -148,15 +150,18 @@ export async function retrieve(
   const vector: number[] | null = queryVector;
   if (!base || !vector || degraded.has('vector_store') || degraded.has('embedding_provider'))
     return { sources, degraded, evidence: { ...noEvidence, termCoverage: coverage } };
+  // The model that made the query's vector (a switch of the vector space may have come since): its space, and the
+  // abstention threshold of that model.
+  const model = modelOfVector(base.embedder, vector);
   const sims = await base.store
-    .similarities({ vector, model: base.embedder.id, factIds: sources.map((s) => s.fact.id) })
+    .similarities({ vector, model, factIds: sources.map((s) => s.fact.id) })
     .catch(() => null); // the vector store failing now: no cosine, the answer is not withheld
   const cosines = sims ? [...sims.values()] : [];
   return {
     sources,
     degraded,
     evidence: {
-      embedderId: cosines.length ? base.embedder.id : null,
+      embedderId: cosines.length ? model : null,
       bestCosine: cosines.length ? Math.max(...cosines) : null,
       termCoverage: coverage,
     },
