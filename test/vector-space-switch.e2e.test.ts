@@ -78,6 +78,39 @@ describe('changing the embedding model of a populated data dir (slack-olake)', (
       routed.push({ space: h, model, dim: vector.length });
       return h;
     };
+    // A query embedded by the old space just before the switch and searched just after it (the race CI once met): it
+    // is answered from the old space under the old model's floor, not the new model's (e5's 0.77 on a USE-lite vector
+    // found nothing).
+    const embedder = rt.embeddings!.embedder;
+    const early = (await embedder.embed(['how do I configure the postgres source'], { kind: 'query' }))[0]!;
+    let straddled: { results: number; active: string; made: string | undefined } | null = null;
+    const activate = spaces.activate.bind(spaces);
+    spaces.activate = async (id) => {
+      const retired = await activate(id);
+      const pinned = {
+        get id() {
+          return embedder.id;
+        },
+        get dim() {
+          return embedder.dim;
+        },
+        modelOf: (v: readonly number[]) => embedder.modelOf?.(v),
+        embed: async () => [early],
+      };
+      const res = await searchMemories(
+        { ...rt!, vectors: { embedder: pinned, store: rt!.embeddings!.vectors } },
+        {
+          query: 'how do I configure the postgres source',
+          channel_id: help,
+          limit: 10,
+          search_mode: 'vector',
+          include_citations: false,
+          fuzzy: false,
+        },
+      );
+      straddled = { results: res.results.length, active: embedder.id, made: embedder.modelOf?.(early) };
+      return retired;
+    };
     subs = await startProjectors(rt);
     const rebuild = subs.find((s) => s.group === 'atlas.projector.embeddings-rebuild') as unknown as {
       done: Promise<RebuildResult | null>;
@@ -125,6 +158,7 @@ describe('changing the embedding model of a populated data dir (slack-olake)', (
     await Promise.all(subs.map((s) => s.stop()));
 
     expect(finished).toMatchObject({ model: E5, previous: USE });
+    expect(straddled).toEqual({ results: 10, active: E5, made: USE });
     const byModel = (m: string) => served.filter((s) => s.model === m).length;
     console.log(
       `[vector-space-switch] ${JSON.stringify(finished)}; ${served.length} searches during the rebuild: ${byModel(USE)} served by USE-lite, ${byModel(E5)} by e5, 0 failed`,

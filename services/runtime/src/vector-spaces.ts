@@ -151,10 +151,7 @@ export class VectorSpaces {
    * model, else any open space of `model`. Errors: STORE_UNAVAILABLE (retriable) when no open space has that model
    * (a write embedded before a switch whose old space is gone: the batch is retried with the new model).
    */
-  /**
-   * The model of the space whose embedder made `vector` here (SpaceEmbedder marks each), even after that space was
-   * switched away from or dropped; undefined for a vector not made here.
-   */
+  /** The model of the space that made `vector` here (SpaceEmbedder marks each), even once it is retired; else undefined. */
   modelOf(vector: readonly number[]): string | undefined {
     return this.madeBy.get(vector)?.model;
   }
