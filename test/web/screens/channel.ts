@@ -99,6 +99,10 @@ const factIds = (page: Page) =>
     .locator(':scope > li > article')
     .evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id')));
 
+/** The ids of the highlighted fact cards (`?memory=`: the linked card on top, and its place in the list), in order. */
+const highlightedFactIds = (page: Page) =>
+  page.locator('article[aria-current="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id')));
+
 /**
  * Channel workspace (issue 26 point 5): tabs with the API's counts, the tab in the URL, messages with threads
  * expanded, facts with filters, `?message=` and `?memory=` links, settings (admins save; the API's validation), ask
@@ -283,15 +287,7 @@ export const channelScreen = (ctx: WebContext) => {
         // ?memory= shows the fact on top, highlighted.
         const linked = all.memories[3] ?? all.memories[0]!;
         await page.goto(`/channels/${channel.id}/facts?memory=${linked.id}`);
-        await expect
-          .poll(
-            () =>
-              page
-                .locator('article[aria-current="true"]')
-                .evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id'))),
-            { timeout: 10_000 },
-          )
-          .toEqual([linked.id, linked.id]); // the linked card on top, and its place in the list
+        await expect.poll(() => highlightedFactIds(page), { timeout: 10_000 }).toEqual([linked.id, linked.id]); // the linked card on top, and its place in the list
         expect(errors).toEqual([]);
       } finally {
         await context.close();
@@ -336,15 +332,7 @@ export const channelScreen = (ctx: WebContext) => {
       // A linked fact keeps the day: the detail as of then, on top.
       const linked = then!.memories[0]!;
       await page.goto(`/channels/${channel.id}/facts?memory=${linked.id}&as_of=${day}`);
-      await expect
-        .poll(
-          () =>
-            page
-              .locator('article[aria-current="true"]')
-              .evaluateAll((els) => els.map((e) => e.getAttribute('data-memory-id'))),
-          SLOW,
-        )
-        .toEqual([linked.id, linked.id]);
+      await expect.poll(() => highlightedFactIds(page), SLOW).toEqual([linked.id, linked.id]);
       expect(await seriousA11yViolations(page)).toEqual([]);
       await screenshot(page, 'channel-facts-as-of');
       // Back to now: the address drops as_of, the notice goes, and the list is today's.
