@@ -62,6 +62,12 @@ describe('changing the embedding model of a populated data dir (slack-olake)', (
     const before = await rt.embeddings!.vectors.count();
     expect(before).toBeGreaterThan(100);
     expect(rt.vectorSpaces!.active().space.model).toBe(USE);
+    // The wikis of #help and of a channel that gets no new message, clustered from USE-lite vectors.
+    const quiet = (await rt.documents.listChannels()).find((c) => c.fact_count > 10 && c.id !== help)!.id;
+    for (const ch of [help, quiet]) {
+      await rt.wikiGenerator!.generate(ch, 'full');
+      expect((await rt.wiki.currentVersion(ch))!.metadata.embedder).toBe(USE);
+    }
     await rt.close();
 
     // 2. The same data dir with e5-small-v2 configured: the USE space serves until the e5 space has caught up.
@@ -181,6 +187,15 @@ describe('changing the embedding model of a populated data dir (slack-olake)', (
     const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables
       where table_name = 'vector_facts_512'`.execute(rt.database.db);
     expect(tables.rows[0]!.n).toBe(0);
+    // Every wiki was marked stale by the switch, the quiet channel's too; this process (opened on the USE space)
+    // regenerates them in full from e5 vectors with e5's thresholds.
+    expect((await rt.wiki.status(quiet)).is_stale).toBe(true);
+    const regenerated = await rt.wikiGenerator!.generateStale();
+    expect(regenerated.failed).toEqual([]);
+    for (const ch of [help, quiet]) {
+      expect(regenerated.results.find((r) => r.channelId === ch)).toMatchObject({ mode: 'full' });
+      expect((await rt.wiki.currentVersion(ch))!.metadata).toMatchObject({ mode: 'full', embedder: E5 });
+    }
     await rt.close();
 
     // 3. Opened again: nothing left to rebuild.

@@ -238,4 +238,25 @@ describe('generateChannelWiki on real data (slack-olake, local embeddings)', () 
     });
     expect(again.skipped).toBe(true);
   });
+
+  it('an incremental run over vectors of another model than the current version clustered runs full (a vector space switch)', async () => {
+    const before = (await wiki.currentVersion(help))!;
+    expect(before.metadata.embedder).toBe(rt.embeddings!.embedder.id);
+    // Nothing changed but the model: not skipped, clustered from scratch, the new model recorded.
+    const switched = { ...deps, embedderId: 'onnx:another-model', authorSums: new Map() };
+    const r = await generateChannelWiki(switched, help, {
+      mode: 'incremental',
+      now: new Date(now.getTime() + 10_000_000),
+    });
+    expect(r.skipped).toBeUndefined();
+    expect(r.mode).toBe('full');
+    expect(r.version).toBe(before.version_number + 1);
+    expect((await wiki.currentVersion(help))!.metadata).toMatchObject({ mode: 'full', embedder: 'onnx:another-model' });
+    // The next incremental run under that model has nothing to do again.
+    const again = await generateChannelWiki(switched, help, {
+      mode: 'incremental',
+      now: new Date(now.getTime() + 10_100_000),
+    });
+    expect(again.skipped).toBe(true);
+  });
 });

@@ -57,7 +57,8 @@ import type { TopicCluster, WikiFact, WikiPage } from './types.js';
  * (unless renumbered / renamed, or a cited message changed). Nothing changed at all: returns at once (`skipped`: no
  * render, no save, the version unchanged, the stale flag cleared). The graph store throwing gives degraded People /
  * Decisions pages (never a failed run). is_generating is set for the run's duration. An incremental run without
- * stored clusters, pages or sources runs as `full`.
+ * stored clusters, pages or sources runs as `full`, and so does one whose current version clustered the vectors of
+ * another model than `deps.embedderId` (its `metadata.embedder`: a vector space switch, docs/models.md).
  * Returns counts, the clusters, clusterStats (assigned share against the facts with vectors) and the citation check.
  */
 export async function generateChannelWiki(
@@ -78,8 +79,12 @@ export async function generateChannelWiki(
   ]);
   const graphRows = graphSourceRows(graph);
   const fingerprint = sourceFingerprint(digests, graphRows);
+  // The stored clusters' centroids are of the vectors of the model that made them (metadata.embedder; a version
+  // from before it was recorded counts as another model): after a vector space switch an incremental run is full.
+  const sameSpace = current === null || (current.metadata.embedder ?? null) === (deps.embedderId ?? null);
+  const incremental = opts.mode === 'incremental' && sameSpace;
   // Nothing changed since the current version (its recorded fingerprint): nothing to read, render or save.
-  if (opts.mode === 'incremental' && current && current.source_fingerprint === fingerprint) {
+  if (incremental && current && current.source_fingerprint === fingerprint) {
     const unchanged = await unchangedResult(deps.wiki, channelId, current);
     if (unchanged) {
       if (staleSeq !== undefined) await deps.wiki.clearStale?.(channelId, staleSeq);
@@ -88,18 +93,16 @@ export async function generateChannelWiki(
       return { ...unchanged, channelId, phasesMs: { ...unchanged.phasesMs, read: ms }, durationMs: ms };
     }
   }
-  const snap = indexSources(opts.mode === 'incremental' ? await deps.wiki.sources(channelId) : []);
+  const snap = indexSources(incremental ? await deps.wiki.sources(channelId) : []);
   const delta = diffSources(digests, snap, graphRows);
   if (!begun) await deps.wiki.setGenerating(channelId, true);
   let saved = false;
   try {
     const channel = digests.channel ?? { id: channelId, name: channelId, platform: '' };
-    const stored = opts.mode === 'incremental' ? await deps.wiki.clusters(channelId) : [];
-    const storedPages = opts.mode === 'incremental' ? await deps.wiki.pages(channelId) : [];
+    const stored = incremental ? await deps.wiki.clusters(channelId) : [];
+    const storedPages = incremental ? await deps.wiki.pages(channelId) : [];
     const mode =
-      opts.mode === 'incremental' && stored.length > 0 && storedPages.length > 0 && snap.graph.size > 0
-        ? 'incremental'
-        : 'full';
+      incremental && stored.length > 0 && storedPages.length > 0 && snap.graph.size > 0 ? 'incremental' : 'full';
     const { facts, messages, sourceUpdate } = await readSources(
       deps.documents,
       channel,
@@ -251,6 +254,8 @@ export async function generateChannelWiki(
         ...(staleSeq === undefined ? {} : { staleSeq }),
         metadata: {
           mode,
+          // The model of the vectors clustered (WikiGenerateDeps.embedderId): the next incremental run compares it.
+          embedder: deps.embedderId ?? null,
           facts: facts.length,
           facts_with_vectors: mode === 'full' ? fvs.length : clustered,
           clusters: clusters.length,

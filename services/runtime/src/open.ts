@@ -191,8 +191,9 @@ const wikiGeneratorOf = (cfg: Config, stores: RuntimeStores, llm: LlmChains): Wi
   return new WikiGenerator({
     documents,
     vectors: embeddings.vectors,
-    // The vectors' embedder: it picks the clustering's thresholds (clusterParamsOf in @atlas/wiki).
-    embedderId: embeddings.embedder.id,
+    // The model of the active vector space, read at each run: it picks the clustering's thresholds
+    // (clusterParamsOf in @atlas/wiki), and a switch while running is followed (docs/models.md).
+    embedderId: () => embeddings.embedder.id,
     // Decision entities with their lifecycle state (the Decisions page shows it: docs/decisions.md).
     graph: lifecycleGraphSource(graph, stores.lifecycle),
     wiki,

@@ -89,6 +89,8 @@ export const rebuildVectorSpace = async (rt: Runtime, opts: RebuildOptions = {})
   try {
     if (!(await caughtUp())) return null;
     const retired = await spaces.activate(handle.space.id);
+    // Every wiki's clusters are of the old model's vectors: marked stale, their next runs are full (generateChannelWiki).
+    await rt.wiki.markAllStale();
     const vectors = await handle.store.count();
     opts.log?.info?.(
       { space: handle.space.id, model: spaces.target.id, vectors },

@@ -425,6 +425,25 @@ for (const { name, open } of testDatabases()) {
       expect(await store.currentVersion(b)).toEqual(current.get(b));
     });
 
+    it('markAllStale marks every channel with a wiki (a vector space switch), not one that only was marked', async () => {
+      const generated = freshChannelId();
+      const never = freshChannelId();
+      const empty = { structure: { channel_id: generated, pages: [] }, pages: [] };
+      await store.savePages(generated, empty, { generatedAt: new Date().toISOString(), model: 'm' });
+      expect((await store.status(generated)).is_stale).toBe(false);
+      const seq = await store.staleSeq(generated);
+      await store.markStale(never);
+      await store.clearStale(never, await store.staleSeq(never));
+      const marked = await store.markAllStale();
+      expect(marked).toBeGreaterThanOrEqual(1);
+      expect((await store.status(generated)).is_stale).toBe(true);
+      // stale_seq moves on: a generation that began before the switch does not clear it.
+      expect(await store.staleSeq(generated)).toBe(seq + 1);
+      expect((await store.status(never)).is_stale).toBe(false);
+      expect(await store.staleChannels()).toContain(generated);
+      expect(await store.staleChannels()).not.toContain(never);
+    });
+
     it('truncates', async () => {
       const ch = freshChannelId();
       await store.replaceClusters(ch, [cluster(ch, 'a', ['f1'])]);

@@ -430,6 +430,19 @@ export class WikiStore<P extends { id: string } = { id: string } & Record<string
       on conflict (channel_id) do update set is_stale = true, stale_seq = wiki_state.stale_seq + 1`.execute(this.db);
   }
 
+  /**
+   * Marks stale every channel that has a wiki (a current version), as markStale does; after a vector space switch
+   * (docs/models.md) their next runs cluster the new model's vectors. Returns how many were marked.
+   */
+  async markAllStale(): Promise<number> {
+    const r = await this.db
+      .updateTable('wiki_state')
+      .set((eb) => ({ is_stale: true, stale_seq: eb('stale_seq', '+', 1) }))
+      .where('current_version', 'is not', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   /** The channel's stale_seq (0 for a channel never marked): pass it to savePages as meta.staleSeq. */
   async staleSeq(channelId: string): Promise<number> {
     const row = await this.db
