@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '@atlas/core';
 import { planImport } from '@atlas/platforms';
@@ -27,6 +28,8 @@ describe.runIf(Boolean(brokers && pgUrl))(
       KAFKA_NAMESPACE: `e2e-${id}`,
       KAFKA_SESSION_TIMEOUT_MS: '6000',
       DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${schema},public`)}`,
+      // The data dir's files (the credential master key) in a test folder of their own, not the checkout's ./data.
+      ATLAS_DATA_DIR: path.join(ROOT, '.atlas-test', schema),
       LOG_LEVEL: 'warn',
       EMBEDDING_PROVIDER: 'none', // this test is about the log and the projectors; embeddings have their own
       ...(process.env.ATLAS_TEST_SCHEMA_REGISTRY_URL
@@ -74,6 +77,7 @@ describe.runIf(Boolean(brokers && pgUrl))(
       await c.connect();
       await c.query(`drop schema if exists "${schema}" cascade`);
       await c.end();
+      await rm(env.ATLAS_DATA_DIR, { recursive: true, force: true });
     });
 
     it('imports a real export through Kafka; a facts instance killed mid-batch loses nothing and duplicates nothing', async () => {

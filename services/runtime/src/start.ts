@@ -92,12 +92,16 @@ export interface RunningServices {
 export const startServices = async (
   cfg: Config,
   service: string,
-  opts: { startedAt: number; port?: EarlyPort | undefined },
+  opts: { startedAt: number; port?: EarlyPort | undefined; onStep?: (step: string) => void },
 ): Promise<RunningServices> => {
   const { startedAt, port } = opts;
+  const step = (s: string) => {
+    port?.step(s);
+    opts.onStep?.(s);
+  };
   let rt: Runtime | undefined;
   try {
-    rt = await openRuntime(cfg, {}, { onStep: (step) => port?.step(step), createCredentialKey: true });
+    rt = await openRuntime(cfg, {}, { onStep: step, createCredentialKey: true });
     const running0 = rt;
     let app: FastifyInstance | null = null;
     let posture: RunningServices['posture'] = null;
@@ -110,7 +114,7 @@ export const startServices = async (
         corsOrigins: listOf(cfg.CORS_ORIGINS ?? ''),
         corsCredentials: cfg.CORS_CREDENTIALS,
       });
-      port.step('starting the API');
+      step('starting the API');
       app = await buildRuntimeApp(rt, {
         startedAt,
         fastify: {
@@ -126,6 +130,13 @@ export const startServices = async (
     }
     const log = app?.log ?? console;
     const bg = <T>(fn: () => T): T => running0.slicer.background(fn);
+    // Joining a consumer group waits for the group's rebalance (and, on Kafka, for its coordinator).
+    if (service !== 'api')
+      step(
+        service === 'all' || service === 'sync-worker' || service === 'scheduler'
+          ? 'starting the projectors (joining their consumer groups)'
+          : `starting the ${service} projector (joining its consumer group)`,
+      );
     const subs: Subscription[] =
       service === 'all'
         ? await startProjectors(rt, app?.log)
@@ -143,6 +154,7 @@ export const startServices = async (
     const wikiWorker = service === 'wiki' ? await startRuntimeWikiWorker(rt, { warn: log.warn }) : null;
     if (wikiWorker) subs.push(wikiWorker);
     // Sync jobs: a consumer group on atlas.commands; it resumes the jobs a stopped worker left open.
+    if (service === 'all' || service === 'sync-worker') step('starting the sync worker (joining its consumer group)');
     const syncWorker: SyncWorker | null =
       service === 'all' || service === 'sync-worker'
         ? await bg(() => startRuntimeSyncWorker(running0, { log: { warn: (o, m) => log.warn(o, m) } }))

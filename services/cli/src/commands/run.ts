@@ -6,6 +6,9 @@ import { listenWhileStarting, type StartingServer } from '../starting-server.js'
 
 export { SERVICES };
 
+/** How often a start that is not ready yet says what it is waiting for (stderr), ms. */
+export const SLOW_START_NOTICE_MS = 30_000;
+
 /**
  * Runs services in this process until SIGINT/SIGTERM: `all` (= `atlas start`), `api`, one projector, `sync-worker`,
  * `scheduler` or `bot`. Holds the data dir lock on the embedded database. Prints one line when ready.
@@ -32,6 +35,16 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
       });
   let starting: StartingServer | undefined;
   let running: RunningServices;
+  // A start that takes long says on stderr what it waits for (joining a consumer group waits for its rebalance).
+  let step = 'opening the port';
+  const slow = setInterval(
+    () =>
+      console.error(
+        `${service === 'all' ? 'Atlas' : `Atlas ${service}`} is still starting after ${Math.round((Date.now() - startedAt) / 1000)} s: ${step}`,
+      ),
+    SLOW_START_NOTICE_MS,
+  );
+  slow.unref();
   try {
     // The early port keeps the configured request timeouts (docs/http.md "Timeouts"); Fastify re-applies them on take-over.
     if (serves)
@@ -45,12 +58,21 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
           keepAliveTimeout: cfg.HTTP_KEEP_ALIVE_TIMEOUT_MS,
         },
       });
+    step = 'loading the runtime';
     const { startServices } = await import('@atlas/runtime');
-    running = await startServices(cfg, service, { startedAt, port: starting });
+    running = await startServices(cfg, service, {
+      startedAt,
+      port: starting,
+      onStep: (s) => {
+        step = s;
+      },
+    });
   } catch (err) {
     await starting?.close(); // startServices closed it already when it failed after taking it: closing again is a no-op
     release();
     throw err;
+  } finally {
+    clearInterval(slow);
   }
   const { rt, app } = running;
   const where = `${rt.logKind === 'kafka' ? 'Kafka' : 'embedded log'}, ${cfg.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : cfg.ATLAS_DATA_DIR}`;
