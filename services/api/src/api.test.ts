@@ -136,6 +136,34 @@ describe('query service on real data (slack-olake)', () => {
     expect((await get(`/api/channels/${channelId}/messages?before=yesterday`)).status).toBe(400);
   });
 
+  it('GET /api/channels/{id}/messages?as_of= lists only the messages written by then; 400 for a bad as_of', async () => {
+    /** Every message of the channel (paged with before), or of its state as of `asOf`. */
+    const every = async (asOf?: string) => {
+      const out: { id: string; timestamp: string }[] = [];
+      let cursor: string | null = null;
+      do {
+        const q = `limit=200${cursor ? `&before=${cursor}` : ''}${asOf ? `&as_of=${asOf}` : ''}`;
+        const page = await get(`/api/channels/${channelId}/messages?${q}`);
+        expect(page.status).toBe(200);
+        out.push(...page.body.messages);
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      return out;
+    };
+    const all = await every();
+    const times = all.map((m) => Date.parse(m.timestamp)).sort((a, b) => a - b);
+    const middle = new Date(times[Math.floor(times.length / 2)]!).toISOString();
+    const then = await every(middle);
+    expect(then.map((m) => m.id)).toEqual(
+      all.filter((m) => Date.parse(m.timestamp) <= Date.parse(middle)).map((m) => m.id),
+    );
+    expect(then.length).toBeLessThan(all.length);
+    expect(then.length).toBeGreaterThan(0);
+    const bad = await get(`/api/channels/${channelId}/messages?as_of=last-week`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('INVALID_REQUEST');
+  });
+
   it('GET /api/memories filters and paginates; detail form by id; 404 and 400', async () => {
     const list = await get(`/api/memories?channel_id=${channelId}&limit=5`);
     expect(list.body).toMatchObject({ page: 1 });

@@ -294,6 +294,52 @@ export const channelScreen = (ctx: WebContext) => {
       }
     });
 
+  it('channel: messages as of a day (?as_of=): the messages the API lists as of its end (UTC); Back to now; the day goes along to the facts tab', async () => {
+    const { channel, page: now } = await pickChannel(ctx);
+    const roots = (p: MessagePage) => p.messages.filter((m) => !isReply(m)).map((m) => m.id);
+    // A day of the first page's messages (not its newest): as of its end, the channel's newest messages are later.
+    const days = [...new Set(now.messages.map((m) => m.timestamp.slice(0, 10)))].sort();
+    const day = days.length > 1 ? days[days.length - 2]! : days[0]!;
+    const then = await get<MessagePage>(
+      ctx,
+      `/api/channels/${channel.id}/messages?limit=50&as_of=${day}T23:59:59.999Z`,
+    );
+    expect(then.messages.length).toBeGreaterThan(0);
+    expect(roots(then)).not.toEqual(roots(now));
+    for (const m of then.messages) expect(m.timestamp.slice(0, 10) <= day).toBe(true);
+    const { context, page, errors } = await openPage(ctx.browser, ctx.atlas.url, 1280);
+    try {
+      await page.goto(`/channels/${channel.id}/messages?as_of=${day}`);
+      await expect
+        .poll(() => page.getByTestId('messages-as-of').textContent(), SLOW)
+        .toContain('Showing the messages as of');
+      expect(await page.getByLabel('As of', { exact: true }).inputValue()).toBe(day);
+      await expect.poll(() => topLevelIds(page), SLOW).toEqual(roots(then));
+      const times = await page
+        .getByRole('list', { name: 'Messages', exact: true })
+        .locator('time')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('datetime') ?? ''));
+      expect(times.length).toBe(then.messages.length);
+      for (const t of times) expect(t.slice(0, 10) <= day, t).toBe(true);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshot(page, 'channel-messages-as-of');
+      // The day goes along to the facts tab.
+      await page.getByRole('tab', { name: /^Facts/ }).click();
+      await page.waitForURL((u) => u.pathname.endsWith('/facts') && u.searchParams.get('as_of') === day);
+      await expect.poll(() => page.getByTestId('facts-as-of').count(), SLOW).toBe(1);
+      // Back on the messages, Back to now drops it: the newest messages again.
+      await page.getByRole('tab', { name: /^Messages/ }).click();
+      await page.waitForURL((u) => u.pathname.endsWith('/messages') && u.searchParams.get('as_of') === day);
+      await page.getByRole('button', { name: 'Back to now', exact: true }).click();
+      await page.waitForURL((u) => u.pathname.endsWith('/messages') && !u.searchParams.has('as_of'));
+      await expect.poll(() => page.getByTestId('messages-as-of').count(), SLOW).toBe(0);
+      await expect.poll(() => topLevelIds(page), SLOW).toEqual(roots(now));
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('channel: facts as of a day (?as_of=, the date control): the facts the API lists as of its end (UTC); Back to now', async () => {
     const { channel } = await pickChannel(ctx);
     const route = `/api/memories?channel_id=${channel.id}&page=1&limit=20`;

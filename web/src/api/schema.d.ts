@@ -1283,6 +1283,7 @@ export interface paths {
                     limit?: number;
                     before?: string;
                     after?: string;
+                    as_of?: string;
                 };
                 header?: never;
                 path: {

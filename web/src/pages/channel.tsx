@@ -17,6 +17,8 @@ import { WikiView } from './wiki';
 
 /** The workspace's tabs, in order; each is the path segment after the channel id. */
 export const CHANNEL_TABS = ['wiki', 'messages', 'facts', 'graph', 'digest', 'sync', 'settings'] as const;
+/** The tabs that read an `?as_of=` day (switching between them keeps it). */
+const AS_OF_TABS: readonly ChannelTab[] = ['wiki', 'messages', 'facts', 'graph'];
 export type ChannelTab = (typeof CHANNEL_TABS)[number];
 
 /** `/channels/:channelId`: opens the workspace at its wiki tab. */
@@ -136,7 +138,11 @@ export const ChannelPage = () => {
         value={shown ?? undefined}
         onValueChange={(v) => {
           setChosen({ at: location.key, tab: v as ChannelTab });
-          navigate(`${base}/${v}`);
+          // The day being read (`?as_of=`) goes along to the tabs that read one.
+          const asOf = new URLSearchParams(location.search).get('as_of');
+          navigate(
+            `${base}/${v}${asOf && AS_OF_TABS.includes(v as ChannelTab) ? `?as_of=${encodeURIComponent(asOf)}` : ''}`,
+          );
         }}
       >
         <Tabs.List aria-label={`#${c.name} sections`} wrap="wrap">

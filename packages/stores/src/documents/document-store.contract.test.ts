@@ -82,6 +82,17 @@ for (const { name, open } of testDatabases()) {
       const forward2 = await store.listMessages(ch, { limit: 2, after: forward.next_cursor! });
       expect(forward2).toMatchObject({ has_more: false, next_cursor: null });
       expect(forward2.messages.map((m) => m.text)).toEqual(['m4', 'm3']);
+      // as_of (inclusive at millisecond precision, as timestamps are shown): m2 (written at ...02.000100) counts as of
+      // ...02.000Z, m3 not.
+      const asOf = new Date(1_600_000_001_999).toISOString();
+      const then = await store.listMessages(ch, { limit: 1, asOf });
+      expect(then.messages.map((m) => m.text)).toEqual(['m1']);
+      expect(then.has_more).toBe(true);
+      const older = await store.listMessages(ch, { limit: 5, asOf, before: then.next_cursor! });
+      expect(older).toMatchObject({ has_more: false, next_cursor: null });
+      expect(older.messages.map((m) => m.text)).toEqual(['m0']);
+      const atM2 = await store.listMessages(ch, { limit: 5, asOf: new Date(1_600_000_002_000).toISOString() });
+      expect(atM2.messages.map((m) => m.text)).toEqual(['m2', 'm1', 'm0']);
     });
 
     it('replaces a message fact set: new facts upserted, missing ones removed, empty set retracts', async () => {

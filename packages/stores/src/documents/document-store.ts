@@ -419,7 +419,10 @@ export class KyselyDocumentStore implements DocumentStore {
     ]);
   }
 
-  async listMessages(channelId: string, q: { limit: number; before?: string; after?: string }): Promise<MessagePage> {
+  async listMessages(
+    channelId: string,
+    q: { limit: number; before?: string | undefined; after?: string | undefined; asOf?: string | undefined },
+  ): Promise<MessagePage> {
     let query = this.db
       .selectFrom('messages')
       .selectAll()
@@ -428,6 +431,8 @@ export class KyselyDocumentStore implements DocumentStore {
       .where('deleted_at', 'is', null);
     if (q.before) query = query.where('ts', '<', cursorToIso(q.before));
     if (q.after) query = query.where('ts', '>', cursorToIso(q.after));
+    // At the API's millisecond precision: a message shown at 10:00:00.123Z counts as of 10:00:00.123Z.
+    if (q.asOf) query = query.where('ts', '<', new Date(Date.parse(q.asOf) + 1).toISOString());
     // With only `after`, the page is the messages right after it (paging forward); otherwise the newest before `before`.
     const forward = Boolean(q.after) && !q.before;
     const dir = forward ? 'asc' : 'desc';

@@ -242,10 +242,14 @@ export interface DocumentStore {
     channelId: string | null,
     channels?: readonly string[],
   ): Promise<{ authors: number; messages: number; media: number; facts: number; entities: number }>;
-  /** Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds). */
+  /**
+   * Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds), exclusive; `asOf`
+   * (ISO 8601 UTC, inclusive at millisecond precision, as timestamps are shown; issue 27 point 2) keeps only the
+   * messages written at or before it.
+   */
   listMessages(
     channelId: string,
-    q: { limit: number; before?: string | undefined; after?: string | undefined },
+    q: { limit: number; before?: string | undefined; after?: string | undefined; asOf?: string | undefined },
   ): Promise<MessagePage>;
   /**
    * The channel's messages with these platform message ids, as listMessages shows them (deleted and unknown ids are

@@ -1,3 +1,4 @@
+import { AsOf } from '@atlas/core';
 import type { ConnectionStore, DocumentStore, WikiStore } from '@atlas/stores';
 import type { WikiPage, WikiStructure } from '@atlas/wiki';
 import type { FastifyPluginAsync } from 'fastify';
@@ -18,6 +19,8 @@ const MessagesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50), // spec Limits: default 50, max 200
   before: Cursor.optional(),
   after: Cursor.optional(),
+  // Issue 27 point 2 (a documented addition): only the messages written by then (docs/routes.md "As of a date").
+  as_of: AsOf.optional(),
 });
 const ChannelParams = z.object({ channel_id: z.string().min(1) });
 
@@ -84,7 +87,8 @@ export const channelRoutes: FastifyPluginAsync<ChannelRoutesOptions> = async (ro
     { schema: { params: ChannelParams, querystring: MessagesQuery } },
     async ({ params, query }) => {
       await known(params.channel_id);
-      return documents.listMessages(params.channel_id, query);
+      const { as_of, ...page } = query;
+      return documents.listMessages(params.channel_id, { ...page, asOf: as_of });
     },
   );
 };

@@ -6,7 +6,8 @@ export const channelKeys = {
   detail: (id: string) => ['channel', id] as const,
   stats: (id: string) => ['channel', id, 'stats'] as const,
   settings: (id: string) => ['channel', id, 'settings'] as const,
-  messages: (id: string) => ['channel', id, 'messages'] as const,
+  /** `asOf`: the `as_of` instant of the list (null: now); every messages list of the channel starts with the first three. */
+  messages: (id: string, asOf: string | null = null) => ['channel', id, 'messages', asOf ?? 'now'] as const,
   facts: (id: string, query: Record<string, unknown>) => ['channel', id, 'facts', query] as const,
   memory: (memoryId: string) => ['memory', memoryId] as const,
 };

@@ -6,6 +6,7 @@ import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { formatCount, formatTime } from '../../api/hooks';
 import type { paths } from '../../api/schema';
+import { AsOfControl, describeAsOf, parseAsOf } from '../../components/as-of';
 import { safeHref } from '../../components/citation';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { channelKeys } from './keys';
@@ -204,22 +205,29 @@ const MessageItem = ({
  * first, "Load older messages" for the next page (next_cursor as `before`). Threads are expanded: a thread's first
  * message shows its reply count and its replies under it, indented. Text is rendered as plain text, never HTML.
  * `?message=<id>` (the search screen's "message in context") reads older pages until that message (and, for a reply,
- * its thread's first message) is loaded, then scrolls to it and highlights it.
+ * its thread's first message) is loaded, then scrolls to it and highlights it. `?as_of=` (a day, read as its end in
+ * UTC, or an instant; AsOf, issue 27 point 2) lists the messages written by then (the route's `as_of`), under an
+ * amber notice with the way back to now.
  */
 export const MessagesTab = ({ channelId }: { channelId: string }) => {
-  const [params] = useSearchParams();
+  const [params, setParams] = useSearchParams();
   const target = params.get('message');
+  const asOf = parseAsOf(params.get('as_of'));
   const base = `/channels/${encodeURIComponent(channelId)}`;
   const hunting = useRef(false);
   const query = useInfiniteQuery({
-    queryKey: channelKeys.messages(channelId),
+    queryKey: channelKeys.messages(channelId, asOf?.instant ?? null),
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       unwrap(
         api.GET('/api/channels/{channel_id}/messages', {
           params: {
             path: { channel_id: channelId },
-            query: { limit: hunting.current ? HUNT_PAGE : MESSAGE_PAGE, ...(pageParam ? { before: pageParam } : {}) },
+            query: {
+              limit: hunting.current ? HUNT_PAGE : MESSAGE_PAGE,
+              ...(pageParam ? { before: pageParam } : {}),
+              ...(asOf ? { as_of: asOf.instant } : {}),
+            },
           },
         }),
       ),
@@ -249,13 +257,51 @@ export const MessagesTab = ({ channelId }: { channelId: string }) => {
     el.focus({ preventScroll: true });
   }, [target, found, hunt]);
 
+  /** Sets or clears `?as_of=` (a day), keeping the other parameters. */
+  const setAsOf = (day: string | null) => {
+    const next = new URLSearchParams(params);
+    if (day) next.set('as_of', day);
+    else next.delete('as_of');
+    setParams(next);
+  };
+  const header = (
+    <>
+      {asOf ? (
+        <Callout.Root size="1" color="amber" highContrast role="status" data-testid="messages-as-of">
+          <Callout.Text>
+            <Text weight="bold">Showing the messages as of {describeAsOf(asOf)}</Text>: those written by then, in their
+            current text.
+          </Callout.Text>
+          <Flex>
+            <Button size="1" variant="soft" highContrast onClick={() => setAsOf(null)}>
+              Back to now
+            </Button>
+          </Flex>
+        </Callout.Root>
+      ) : null}
+      <AsOfControl value={asOf} onChange={setAsOf} clearable={false} />
+    </>
+  );
+
   if (query.isPending) return <Loading label="Loading messages" />;
   if (query.error && !query.data) return <ErrorState error={query.error} retry={() => void query.refetch()} />;
   if (messages.length === 0)
-    return <Empty title="No messages yet.">Messages appear here after the channel's first sync or import.</Empty>;
+    return (
+      <Flex direction="column" gap="3">
+        {header}
+        {asOf ? (
+          <Empty title={`No messages yet as of ${describeAsOf(asOf)}.`}>
+            The channel's first message was written later.
+          </Empty>
+        ) : (
+          <Empty title="No messages yet.">Messages appear here after the channel's first sync or import.</Empty>
+        )}
+      </Flex>
+    );
 
   return (
     <Flex direction="column" gap="3">
+      {header}
       {target && hunt ? (
         <Callout.Root color="blue" role="status">
           <Callout.Text>
@@ -265,7 +311,9 @@ export const MessagesTab = ({ channelId }: { channelId: string }) => {
       ) : target && !found ? (
         <Callout.Root color="amber" role="status">
           <Callout.Text>
-            The linked message is not in this channel's messages (it may have been deleted).{' '}
+            {asOf
+              ? `The linked message is not among this channel's messages as of ${describeAsOf(asOf)} (it may be later, or deleted).`
+              : "The linked message is not in this channel's messages (it may have been deleted)."}{' '}
             <Link to={`${base}/messages`}>Show the newest messages</Link>
           </Callout.Text>
         </Callout.Root>
