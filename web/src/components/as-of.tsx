@@ -1,5 +1,5 @@
-import { Button, Flex, Text } from '@radix-ui/themes';
-import { useId } from 'react';
+import { Button, Callout, Flex, Text } from '@radix-ui/themes';
+import { type ReactNode, useId } from 'react';
 import { formatTime } from '../api/hooks';
 
 /**
@@ -85,3 +85,35 @@ export const AsOfControl = ({
     </Flex>
   );
 };
+
+/**
+ * The amber notice of a view read as of a day: "Showing the <what> as of <the day>: <detail>" and a "Back to now"
+ * button (`onBack`). `testId` names it for the browser tests (`facts-as-of`, `messages-as-of`, `graph-as-of`).
+ */
+export const AsOfNotice = ({
+  asOf,
+  what,
+  detail,
+  testId,
+  onBack,
+}: {
+  asOf: AsOf;
+  what: string;
+  detail: ReactNode;
+  testId: string;
+  onBack: () => void;
+}) => (
+  <Callout.Root size="1" color="amber" highContrast role="status" data-testid={testId}>
+    <Callout.Text>
+      <Text weight="bold">
+        Showing the {what} as of {describeAsOf(asOf)}
+      </Text>
+      : {detail}
+    </Callout.Text>
+    <Flex>
+      <Button size="1" variant="soft" highContrast onClick={onBack}>
+        Back to now
+      </Button>
+    </Flex>
+  </Callout.Root>
+);

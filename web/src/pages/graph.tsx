@@ -3,7 +3,6 @@ import {
   Badge,
   Box,
   Button,
-  Callout,
   Card,
   Checkbox,
   Flex,
@@ -20,7 +19,7 @@ import { type FormEvent, type KeyboardEvent, type ReactNode, useEffect, useId, u
 import { Link, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '../api/client';
 import { formatCount, formatTime, useChannels, useWide } from '../api/hooks';
-import { type AsOf, AsOfControl, describeAsOf, parseAsOf } from '../components/as-of';
+import { type AsOf, AsOfControl, AsOfNotice, describeAsOf, parseAsOf } from '../components/as-of';
 import { type CitationLike, CitationMarker } from '../components/citation';
 import { ENTITY_TYPES, type GraphEdge, type GraphNode, GraphView, TYPE_COLOR } from '../components/graph-view';
 import { LifecycleList } from '../components/lifecycle';
@@ -600,17 +599,13 @@ const GraphAsOf = ({ asOf, onChange }: { asOf: AsOf | null; onChange: (day: stri
   <Flex direction="column" gap="2">
     <AsOfControl value={asOf} onChange={onChange} clearable={false} />
     {asOf ? (
-      <Callout.Root size="1" color="amber" highContrast role="status" data-testid="graph-as-of">
-        <Callout.Text>
-          <Text weight="bold">Showing the graph as of {describeAsOf(asOf)}</Text>: the entities, relationships, cards
-          and decisions as they stood then.
-        </Callout.Text>
-        <Flex>
-          <Button size="1" variant="soft" highContrast onClick={() => onChange(null)}>
-            Back to now
-          </Button>
-        </Flex>
-      </Callout.Root>
+      <AsOfNotice
+        asOf={asOf}
+        what="graph"
+        detail="the entities, relationships, cards and decisions as they stood then."
+        testId="graph-as-of"
+        onBack={() => onChange(null)}
+      />
     ) : null}
   </Flex>
 );

@@ -1,12 +1,12 @@
 import { Cross2Icon, ExternalLinkIcon } from '@radix-ui/react-icons';
-import { Badge, Button, Callout, Card, Flex, Link as RLink, Select, Text } from '@radix-ui/themes';
+import { Badge, Button, Card, Flex, Link as RLink, Select, Text } from '@radix-ui/themes';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '../../api/client';
 import { formatCount, formatTime } from '../../api/hooks';
 import type { paths } from '../../api/schema';
-import { type AsOf, AsOfControl, describeAsOf, parseAsOf } from '../../components/as-of';
+import { type AsOf, AsOfControl, AsOfNotice, describeAsOf, parseAsOf } from '../../components/as-of';
 import { safeHref } from '../../components/citation';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { channelKeys } from './keys';
@@ -261,17 +261,13 @@ export const FactsTab = ({ channelId }: { channelId: string }) => {
   return (
     <Flex direction="column" gap="4">
       {asOf ? (
-        <Callout.Root size="1" color="amber" highContrast role="status" data-testid="facts-as-of">
-          <Callout.Text>
-            <Text weight="bold">Showing the facts as of {describeAsOf(asOf)}</Text>: those stated by then, with their
-            validity then.
-          </Callout.Text>
-          <Flex>
-            <Button size="1" variant="soft" highContrast onClick={() => set({ as_of: null })}>
-              Back to now
-            </Button>
-          </Flex>
-        </Callout.Root>
+        <AsOfNotice
+          asOf={asOf}
+          what="facts"
+          detail="those stated by then, with their validity then."
+          testId="facts-as-of"
+          onBack={() => set({ as_of: null })}
+        />
       ) : null}
       {memoryId ? (
         <LinkedFact memoryId={memoryId} channelId={channelId} base={base} tagHref={tagHref} asOf={asOf} />

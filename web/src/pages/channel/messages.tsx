@@ -6,7 +6,7 @@ import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { formatCount, formatTime } from '../../api/hooks';
 import type { paths } from '../../api/schema';
-import { AsOfControl, describeAsOf, parseAsOf } from '../../components/as-of';
+import { AsOfControl, AsOfNotice, describeAsOf, parseAsOf } from '../../components/as-of';
 import { safeHref } from '../../components/citation';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { channelKeys } from './keys';
@@ -267,17 +267,13 @@ export const MessagesTab = ({ channelId }: { channelId: string }) => {
   const header = (
     <>
       {asOf ? (
-        <Callout.Root size="1" color="amber" highContrast role="status" data-testid="messages-as-of">
-          <Callout.Text>
-            <Text weight="bold">Showing the messages as of {describeAsOf(asOf)}</Text>: those written by then, in their
-            current text.
-          </Callout.Text>
-          <Flex>
-            <Button size="1" variant="soft" highContrast onClick={() => setAsOf(null)}>
-              Back to now
-            </Button>
-          </Flex>
-        </Callout.Root>
+        <AsOfNotice
+          asOf={asOf}
+          what="messages"
+          detail="those written by then, in their current text."
+          testId="messages-as-of"
+          onBack={() => setAsOf(null)}
+        />
       ) : null}
       <AsOfControl value={asOf} onChange={setAsOf} clearable={false} />
     </>
