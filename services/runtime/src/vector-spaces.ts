@@ -146,16 +146,16 @@ export class VectorSpaces {
     for (const v of vectors) this.madeBy.set(v, made);
   }
 
-  /**
-   * The space a vector belongs to: the one whose embedder made it here, else the active space when `model` is its
-   * model, else any open space of `model`. Errors: STORE_UNAVAILABLE (retriable) when no open space has that model
-   * (a write embedded before a switch whose old space is gone: the batch is retried with the new model).
-   */
   /** The model of the space that made `vector` here (SpaceEmbedder marks each), even once it is retired; else undefined. */
   modelOf(vector: readonly number[]): string | undefined {
     return this.madeBy.get(vector)?.model;
   }
 
+  /**
+   * The space a vector belongs to: the one whose embedder made it here, else the active space when `model` is its
+   * model, else any open space of `model`. Errors: STORE_UNAVAILABLE (retriable) when no open space has that model
+   * (a write embedded before a switch whose old space is gone: the batch is retried with the new model).
+   */
   spaceOf(vector: readonly number[], model: string): SpaceHandle {
     const made = this.madeBy.get(vector);
     const h = made ? this.handles.get(made.spaceId) : undefined;
@@ -207,14 +207,10 @@ class SpaceEmbedder implements Embedder {
   async embed(texts: readonly string[], opts?: EmbedOptions): Promise<number[][]> {
     await this.spaces.refresh();
     const h = this.spaces.active();
-    if (!h.embedder)
-      throw new AtlasError(
-        'PROVIDER_UNAVAILABLE',
-        `the embedder of vector space ${h.space.id} (${h.space.model}) is not available`,
-        {
-          retriable: true,
-        },
-      );
+    if (!h.embedder) {
+      const why = `the embedder of vector space ${h.space.id} (${h.space.model}) is not available`;
+      throw new AtlasError('PROVIDER_UNAVAILABLE', why, { retriable: true });
+    }
     const vectors = await h.embedder.embed(texts, opts);
     this.spaces.mark(vectors, h.space);
     return vectors;
@@ -227,17 +223,21 @@ class SpaceEmbedder implements Embedder {
 
 /**
  * The runtime's vector store: reads and writes of a vector go to the space that made it (VectorSpaces.spaceOf); the
- * rest (counts, vectorsOf, deletes, warm-up) to the active space. The building space is written only by the rebuild.
+ * rest (counts, vectorsOf, deletes, warm-up) to the active space, read again from the registry first (refresh): a
+ * process that never embeds (`atlas run wiki`) follows a switch made elsewhere too. The building space is written
+ * only by the rebuild.
  */
 class SpaceStore implements VectorStore {
   constructor(private readonly spaces: VectorSpaces) {}
 
-  private get active(): VectorStore {
+  /** The active space's store, after reading the registry when due (VectorSpaces.refresh). */
+  private async current(): Promise<VectorStore> {
+    await this.spaces.refresh();
     return this.spaces.active().store;
   }
 
-  truncate(): Promise<void> {
-    return this.active.truncate();
+  async truncate(): Promise<void> {
+    return (await this.current()).truncate();
   }
 
   async replaceForMessages(sets: readonly { messageId: string; points: readonly FactVector[] }[]): Promise<void> {
@@ -276,23 +276,23 @@ class SpaceStore implements VectorStore {
     return store.similarities(q);
   }
 
-  vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> {
-    return this.active.vectorsOf(factIds);
+  async vectorsOf(factIds: readonly string[]): Promise<Map<string, number[]>> {
+    return (await this.current()).vectorsOf(factIds);
   }
 
-  count(): Promise<number> {
-    return this.active.count();
+  async count(): Promise<number> {
+    return (await this.current()).count();
   }
 
-  deleteChannel(channelId: string): Promise<number> {
-    return this.active.deleteChannel(channelId);
+  async deleteChannel(channelId: string): Promise<number> {
+    return (await this.current()).deleteChannel(channelId);
   }
 
   isWarm(channelId: string | null): boolean {
-    return this.active.isWarm?.(channelId) ?? true;
+    return this.spaces.active().store.isWarm?.(channelId) ?? true;
   }
 
   async warm(): Promise<number> {
-    return (await this.active.warm?.()) ?? 0;
+    return (await (await this.current()).warm?.()) ?? 0;
   }
 }
