@@ -110,7 +110,7 @@ export class WikiGenerator {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly deps: WikiGenerateDeps & { wiki: WikiGeneratorStore };
   private readonly wikiEnabledMany: (channelIds: readonly string[]) => Promise<boolean[]>;
-  private readonly embedderIdOf: () => string | undefined;
+  private readonly embedderIdOf: () => string | undefined | Promise<string | undefined>;
   /** The authors' vector sums (WikiGenerateDeps.authorSums) per model: sums of one model never meet another's. */
   private readonly authorSums = new Map<string, NonNullable<WikiGenerateDeps['authorSums']>>();
 
@@ -118,14 +118,14 @@ export class WikiGenerator {
    * `deps.wikiEnabledMany`: for each channel, in order, whether its settings allow wiki generation (spec "Channel
    * settings" wiki_enabled; default: always), read for all of a pass's channels at once. The scheduler's passes
    * (generateStale, rebuild) skip the channels it says no for; a stale one stays stale, so turning the setting on
-   * again regenerates it. `deps.embedderId` may be a function: the model of the active vector space, read at the
-   * start of each run, so that a process that switched spaces while running (docs/models.md) clusters the new
+   * again regenerates it. `deps.embedderId` may be a function (sync or async): the model of the active vector space,
+   * read at the start of each run, so that a process that switched spaces while running (docs/models.md) clusters the new
    * model's vectors with that model's thresholds, and its next incremental run of a channel is full.
    */
   constructor(
     deps: Omit<WikiGenerateDeps, 'embedderId'> & {
       wiki: WikiGeneratorStore;
-      embedderId?: string | (() => string | undefined);
+      embedderId?: string | (() => string | undefined | Promise<string | undefined>);
       wikiEnabledMany?: (channelIds: readonly string[]) => Promise<boolean[]>;
     },
   ) {
@@ -141,8 +141,8 @@ export class WikiGenerator {
   }
 
   /** The generation deps of one run: the current model and its authors' sums. */
-  private runDeps(): WikiGenerateDeps {
-    const embedderId = this.embedderIdOf();
+  private async runDeps(): Promise<WikiGenerateDeps> {
+    const embedderId = await this.embedderIdOf();
     const key = embedderId ?? '';
     const sums = this.authorSums.get(key) ?? new Map();
     this.authorSums.set(key, sums);
@@ -164,7 +164,7 @@ export class WikiGenerator {
     const before = this.running.get(channelId) ?? Promise.resolve();
     const run = before
       .catch(() => undefined)
-      .then(() => generateChannelWiki(this.runDeps(), channelId, { mode, ...(now ? { now } : {}) }));
+      .then(async () => generateChannelWiki(await this.runDeps(), channelId, { mode, ...(now ? { now } : {}) }));
     const tracked = run.finally(() => {
       if (this.running.get(channelId) === tracked) this.running.delete(channelId);
     });

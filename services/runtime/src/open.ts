@@ -191,9 +191,12 @@ const wikiGeneratorOf = (cfg: Config, stores: RuntimeStores, llm: LlmChains): Wi
   return new WikiGenerator({
     documents,
     vectors: embeddings.vectors,
-    // The model of the active vector space, read at each run: it picks the clustering's thresholds
-    // (clusterParamsOf in @atlas/wiki), and a switch while running is followed (docs/models.md).
-    embedderId: () => embeddings.embedder.id,
+    // The model of the active vector space, read from the registry at each run (a switch made by another process is
+    // followed before the run reads vectors): it picks the clustering's thresholds (clusterParamsOf in @atlas/wiki).
+    embedderId: async () => {
+      await stores.vectorSpaces?.refresh();
+      return embeddings.embedder.id;
+    },
     // Decision entities with their lifecycle state (the Decisions page shows it: docs/decisions.md).
     graph: lifecycleGraphSource(graph, stores.lifecycle),
     wiki,

@@ -36,12 +36,10 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
   let starting: StartingServer | undefined;
   let running: RunningServices;
   // A start that takes long says on stderr what it waits for (joining a consumer group waits for its rebalance).
-  let step = 'opening the port';
+  const what = service === 'all' ? 'Atlas' : `Atlas ${service}`;
+  let step = serves ? 'opening the port' : 'loading the runtime';
   const slow = setInterval(
-    () =>
-      console.error(
-        `${service === 'all' ? 'Atlas' : `Atlas ${service}`} is still starting after ${Math.round((Date.now() - startedAt) / 1000)} s: ${step}`,
-      ),
+    () => console.error(`${what} is still starting after ${Math.round((Date.now() - startedAt) / 1000)} s: ${step}`),
     SLOW_START_NOTICE_MS,
   );
   slow.unref();
@@ -76,7 +74,6 @@ export const runServices = async (cfg: Config, service: string): Promise<void> =
   }
   const { rt, app } = running;
   const where = `${rt.logKind === 'kafka' ? 'Kafka' : 'embedded log'}, ${cfg.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : cfg.ATLAS_DATA_DIR}`;
-  const what = service === 'all' ? 'Atlas' : `Atlas ${service}`;
   // The home page (GET /): what the server is, its key routes and the channels' wikis.
   const url = app ? ` is serving http://${cfg.HOST}:${cfg.PORT}/` : ' is running';
   console.log(`${what}${url} (${where}; ready in ${Date.now() - startedAt} ms)`);
