@@ -1,11 +1,11 @@
 import { AtlasError, type FactsExtracted, type StoredEvent, TOPICS } from '@atlas/core';
 import { runProjector } from '@atlas/eventlog';
-import { OfflineFactExtractor } from '@atlas/pipeline';
+import { type ExtractionInput, type FactExtractor, OfflineFactExtractor } from '@atlas/pipeline';
 import { delivered, openProjectorHarness } from '@atlas/runtime/testing';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentsProjector } from './documents.js';
-import { factsProjector } from './facts.js';
+import { answeredQuestion, factsProjector } from './facts.js';
 import { keywordProjector } from './keyword.js';
 
 type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
@@ -107,6 +107,59 @@ describe('projectors', () => {
     const again = got.filter((s) => s.sourceMessageId === reply.platformMessageId);
     expect(again[1]!.facts.map((f) => f.factId)).toEqual(again[0]!.facts.map((f) => f.factId));
     await sub.stop();
+  });
+
+  it('facts: a top-level message answers the question another author asked just before it, across batches', async () => {
+    const ch = freshChannelId();
+    const bob = { id: 'U2', name: 'bob', isBot: false };
+    const asked = messageEvent(ch, 1_700_000_000, 'Which games did you all play at the offsite?');
+    const answer = messageEvent(ch, 1_700_000_060, 'Some fun ones like charades and a scavenger hunt.', {
+      author: bob,
+    });
+    const self = messageEvent(ch, 1_700_000_090, 'Was it charades? I forget which.', { author: bob });
+    const ownAnswer = messageEvent(ch, 1_700_000_120, 'Charades, mostly.', { author: bob });
+    const late = messageEvent(ch, 1_700_000_090 + 16 * 60, 'Mostly charades and a scavenger hunt, as I said.');
+    const seen = new Map<string, ExtractionInput['answers']>();
+    const offline = new OfflineFactExtractor();
+    const extractor: FactExtractor = {
+      id: offline.id,
+      extract: (input) => {
+        seen.set(input.message.platformMessageId, input.answers ?? null);
+        return offline.extract(input);
+      },
+    };
+    const deps = { extractor, eventLog: h.log, threads: h.threads, qualityThreshold: 0.5 };
+    await factsProjector.handle([delivered('MessageIngested', asked)], deps);
+    await factsProjector.handle(
+      [answer, self, ownAnswer, late].map((m, i) => delivered('MessageIngested', m, TOPICS.messages, i + 1)),
+      deps,
+    );
+    expect(seen.get(asked.platformMessageId)).toBeNull();
+    expect(seen.get(answer.platformMessageId)).toEqual({
+      rootText: asked.text,
+      rootAuthorName: 'alice',
+      rootId: asked.platformMessageId,
+    });
+    expect(seen.get(ownAnswer.platformMessageId)).toBeNull(); // bob's own question before it
+    expect(seen.get(late.platformMessageId)).toBeNull(); // 16 minutes after bob's question
+  });
+
+  it('facts: answeredQuestion takes a question, not a link with a query string or a statement', () => {
+    const ch = freshChannelId();
+    const m = messageEvent(ch, 1_700_000_060, 'Yes, that works.', { author: { id: 'U2', name: 'bob', isBot: false } });
+    const tail = (text: string, sec = 1_700_000_000) => ({
+      channelId: ch,
+      messageId: `${sec}.000100`,
+      messageTs: new Date(sec * 1000).toISOString(),
+      text,
+      authorName: 'alice',
+    });
+    expect(answeredQuestion(m, tail('does `lein run` pick it up?'))?.rootAuthorName).toBe('alice');
+    expect(answeredQuestion(m, tail('Does it? (asking for a friend)'))?.rootAuthorName).toBe('alice');
+    expect(answeredQuestion(m, tail('see https://example.com/search?q=atlas for it'))).toBeNull();
+    expect(answeredQuestion(m, tail('We shipped it.'))).toBeNull();
+    expect(answeredQuestion(m, undefined)).toBeNull();
+    expect(answeredQuestion({ ...m, threadTs: '1700000000.000100' }, tail('Does it work?'))).toBeNull();
   });
 
   it('facts: a deleted thread root is forgotten, so its text is no later reply’s context', async () => {

@@ -75,7 +75,7 @@ export const LlmFactAnswer = z.object({
 export type LlmFactAnswer = z.infer<typeof LlmFactAnswer>;
 
 const SYSTEM_PROMPT = `You turn one chat message into atomic facts for a team's knowledge base.
-A fact is one self-contained statement a teammate could rely on later, written in the third person with the author's name instead of "I"/"we" where it matters (e.g. "alice decided to use Postgres for the event log"). Resolve pronouns from the thread context; keep code identifiers, versions, numbers, dates and links exact. Do not add anything the message does not say.
+A fact is one self-contained statement a teammate could rely on later, written in the third person with the author's name instead of "I"/"we" where it matters (e.g. "alice decided to use Postgres for the event log"). Resolve pronouns from the thread context or the question the message answers ("answers"); keep code identifiers, versions, numbers, dates and links exact. Do not add anything the message does not say.
 Skip greetings, thanks, jokes, reactions, and messages with nothing factual: then answer {"facts":[]}.
 For each fact:
 - type: decision (something agreed or chosen), action_item (someone will do something; name the owner and deadline when stated), question (something asked and not answered in the message), opinion (a judgement or preference), observation (anything else factual).
@@ -148,8 +148,11 @@ export class LlmFactExtractor implements FactExtractor {
     return toFacts(answer.value, input);
   }
 
-  /** The user message: channel, author, time, thread context and the message text; null when it has no text. */
-  private prompt({ message, thread }: ExtractionInput): string | null {
+  /**
+   * The user message: channel, author, time, thread context or the question answered, and the message text; null when
+   * it has no text.
+   */
+  private prompt({ message, thread, answers = null }: ExtractionInput): string | null {
     const pre = preprocess({ ...message, text: stripFileShare(message.text) });
     let code = 0;
     const text = pre.text.replaceAll(CODE_PLACEHOLDER, () => `\`\`\`${pre.codeBlocks[code++] ?? ''}\`\`\``).trim();
@@ -160,6 +163,9 @@ export class LlmFactExtractor implements FactExtractor {
       author: message.author.name,
       time: message.timestamp,
       ...(isReply ? { thread: { author: thread.rootAuthorName, text: truncate(thread.rootText, CONTEXT_CHARS) } } : {}),
+      ...(!isReply && answers
+        ? { answers: { author: answers.rootAuthorName, text: truncate(answers.rootText, CONTEXT_CHARS) } }
+        : {}),
       ...(pre.mentions.length ? { mentions: pre.mentions } : {}),
       message: truncate(text, LLM_MESSAGE_CHARS),
     });

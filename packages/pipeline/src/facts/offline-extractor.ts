@@ -32,13 +32,14 @@ export class OfflineFactExtractor implements FactExtractor {
   }
 
   /** Synchronous form of `extract`, for batch scripts and benchmarks. */
-  extractSync({ message, thread }: ExtractionInput): Fact[] {
+  extractSync({ message, thread, answers = null }: ExtractionInput): Fact[] {
     if (message.subtype && PLATFORM_A_SYSTEM_SUBTYPES.has(message.subtype)) return [];
     if (!message.text.trim()) return [];
     const pre = preprocess({ ...message, text: stripFileShare(message.text) });
     const sentences = mergeShort(splitSentences(pre.text, pre.inlineCode)).filter((s) => !isNoise(s.text));
     const isReply = thread !== null && thread.rootId !== message.platformMessageId;
-    const candidates = sentences.map((s) => this.candidate(s, message, pre, isReply ? thread : null));
+    const asked = isReply || answers?.rootId === message.platformMessageId ? null : answers;
+    const candidates = sentences.map((s) => this.candidate(s, message, pre, isReply ? thread : asked, asked !== null));
     const best = dedupe(candidates)
       .sort((a, b) => b.qualityScore - a.qualityScore || a.index - b.index)
       .slice(0, MAX_FACTS_PER_MESSAGE)
@@ -59,7 +60,14 @@ export class OfflineFactExtractor implements FactExtractor {
     }));
   }
 
-  private candidate(s: Sentence, message: MessageIngested, pre: Preprocessed, thread: ThreadContext | null): Candidate {
+  /** `thread`: the root replied to, or the question answered (`answers` true); rewrites and scores read it. */
+  private candidate(
+    s: Sentence,
+    message: MessageIngested,
+    pre: Preprocessed,
+    thread: ThreadContext | null,
+    answers: boolean,
+  ): Candidate {
     const cls = classify(s.text);
     const author = message.author.name;
     const topic = stripEmoji(message.channelName).replace(/^[#\s]+/, '');
@@ -80,6 +88,7 @@ export class OfflineFactExtractor implements FactExtractor {
       hasCode: s.hasCode,
       codeShare: codeShare(s.text, pre.inlineCode),
       hasContext: memoryText.includes('(in reply to '),
+      answers,
       isBot: message.author.isBot || message.subtype === 'bot_message',
       lang: pre.lang,
     });

@@ -48,6 +48,12 @@ export interface ExtractionInput {
   message: MessageIngested;
   /** null for a top-level message, or when the root was never seen. */
   thread: ThreadContext | null;
+  /**
+   * The question this top-level message answers: the channel's message just before it, by another author, asking
+   * something, at most ANSWER_WINDOW_MS earlier (the facts projector finds it from the channel flow). Absent or null
+   * for a thread reply (its root is `thread`) or when the message before asks nothing.
+   */
+  answers?: ThreadContext | null;
 }
 
 /**

@@ -16,6 +16,11 @@ export interface ScoreInput {
   codeShare: number;
   /** The sentence was given thread context (it answers a known root). */
   hasContext: boolean;
+  /**
+   * The message answers a question asked just before it by someone else (ExtractionInput.answers): what it says was
+   * asked for, so it counts as context (spec "Memory": 0.5-0.8 observations, opinions, context) unless it asks back.
+   */
+  answers?: boolean;
   isBot: boolean;
   lang: string;
 }
@@ -36,6 +41,12 @@ const TYPE_CAP: Record<FactType, number> = {
   opinion: 0.79,
   question: 0.72,
 };
+
+/**
+ * Added to a sentence of a message that answers a question asked just before it (ScoreInput.answers). Measured on
+ * LoCoMo (bench:retrieval) and the real exports: see docs/benchmarks.md#bench-retrieval.
+ */
+export const ANSWER_BONUS = 0.2;
 
 const VERSION = /\bv?\d+\.\d+(\.\d+)?(-[\w.]+)?\b/g;
 const NUMBER = /(?<![\w.])\d+([.,]\d+)?(%|ms|s|k|m|gb|mb|kb|x)?(?![\w.])/gi;
@@ -74,6 +85,7 @@ export const qualityScore = (x: ScoreInput): number => {
     x.cls.type === 'observation' || x.cls.type === 'opinion' ? personal(x.sentence, content.length, habit) : 0;
   score += self;
   if (x.cls.type === 'observation' && x.specifics > 0 && CLAIM.test(x.sentence)) score += 0.06;
+  if (x.answers && x.cls.type !== 'question') score += ANSWER_BONUS;
   const prose = stripOpeners(x.sentence)
     .text.replace(/(^|\s)@[\w.-]+|https?:\/\/\S+/g, ' ')
     .trim();
