@@ -18,7 +18,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Fact } from '@atlas/core';
 import type { ExtractionInput } from '../packages/pipeline/src/facts/port.js';
-import { decisionParts, OfflineFactExtractor, selectFacts } from '../packages/pipeline/src/index.js';
+import {
+  answeredQuestion,
+  decisionParts,
+  type FlowMessage,
+  OfflineFactExtractor,
+  preprocess,
+  selectFacts,
+} from '../packages/pipeline/src/index.js';
 import { loadLocomo } from '../packages/pipeline/src/locomo.js';
 import { CLOJURIANS, DATA_DIR, OLAKE, SlackExport } from '../packages/pipeline/src/test-support.js';
 
@@ -122,8 +129,18 @@ const evidence = new Set(locomo.questions.flatMap((q) => q.evidence.map((e) => `
 let locomoWith = 0;
 let evidenceHit = 0;
 let evidenceSeen = 0;
+let before: (FlowMessage & { channelId: string }) | undefined;
 for (const message of locomo.messages) {
-  const facts = kept({ message, thread: null });
+  // As the facts projector reads a channel without threads: each turn may answer the question of the turn before.
+  const answers = before?.channelId === message.channelId ? answeredQuestion(message, before) : null;
+  const facts = kept({ message, thread: null, answers });
+  before = {
+    channelId: message.channelId,
+    messageId: message.platformMessageId,
+    messageTs: message.timestamp,
+    text: preprocess(message).text.slice(0, 400),
+    authorName: message.author.name,
+  };
   if (facts.length > 0) locomoWith++;
   const key = `${message.channelId}/${message.platformMessageId}`;
   if (!evidence.has(key)) continue;

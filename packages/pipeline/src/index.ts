@@ -1,4 +1,5 @@
 export * from './entities/index.js';
+export { ANSWER_WINDOW_MS, answeredQuestion, type FlowMessage } from './facts/answers.js';
 export {
   LLM_MAX_FACTS_PER_MESSAGE,
   LlmFactAnswer,

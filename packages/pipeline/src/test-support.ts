@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { type MessageIngested, messageUuid, type Person } from '@atlas/core';
+import { type MessageIngested, messageUuid, type Person, PLATFORM_A_SYSTEM_SUBTYPES } from '@atlas/core';
+import { answeredQuestion, type FlowMessage } from './facts/answers.js';
 import type { ExtractionInput, ThreadContext } from './facts/port.js';
 import { preprocess } from './facts/preprocess.js';
 
@@ -71,15 +72,23 @@ export class SlackExport {
       .sort();
   }
 
-  /** Extraction inputs of one channel (all days unless `days` is given), with thread roots seen so far. */
+  /**
+   * Extraction inputs of one channel (all days unless `days` is given), with thread roots seen so far and, for a
+   * top-level message, the question it answers (as the facts projector finds them: answeredQuestion).
+   */
   inputs(channel: string, days: readonly string[] = this.days(channel)): ExtractionInput[] {
     const roots = new Map<string, ThreadContext>();
     const out: ExtractionInput[] = [];
+    let before: FlowMessage | undefined;
     for (const day of days) {
       for (const raw of readJson<SlackMessage[]>(path.join(this.dir, channel, `${day}.json`))) {
         const message = this.toMessage(channel, raw);
         const isReply = raw.thread_ts !== undefined && raw.thread_ts !== raw.ts;
-        out.push({ message, thread: isReply ? (roots.get(raw.thread_ts!) ?? null) : null });
+        const thread = isReply ? (roots.get(raw.thread_ts!) ?? null) : null;
+        out.push({ message, thread, answers: thread ? null : answeredQuestion(message, before) });
+        if (!isReply && message.text.trim() && !(message.subtype && PLATFORM_A_SYSTEM_SUBTYPES.has(message.subtype))) {
+          before = flowMessage(message);
+        }
         if (!isReply) {
           roots.set(raw.ts, {
             rootText: preprocess(message).text,
@@ -137,10 +146,22 @@ interface DceMessage {
 /** A member's nickname without a ` | Org` suffix, else the user name. */
 const displayName = (p: { name: string; nickname?: string }): string => p.nickname?.split(' | ')[0]?.trim() || p.name;
 
-/** Extraction inputs of a DiscordChatExporter JSON file; a reply's context is the message it replies to. */
+/** A message as the facts projector keeps it in the channel flow (preprocessed text, at most 400 characters). */
+const flowMessage = (m: MessageIngested): FlowMessage => ({
+  messageId: m.platformMessageId,
+  messageTs: m.timestamp,
+  text: preprocess(m).text.slice(0, 400),
+  authorName: m.author.name,
+});
+
+/**
+ * Extraction inputs of a DiscordChatExporter JSON file; a reply's context is the message it replies to, another
+ * message's the question it answers (answeredQuestion).
+ */
 export const discordInputs = (file: string): ExtractionInput[] => {
   const dce = readJson<{ guild: { id: string }; channel: { id: string; name: string }; messages: DceMessage[] }>(file);
   const byId = new Map<string, { message: MessageIngested; root: string }>();
+  let before: FlowMessage | undefined;
   return dce.messages.map((m) => {
     const parent = m.reference ? byId.get(m.reference.messageId) : undefined;
     const message: MessageIngested = {
@@ -172,6 +193,8 @@ export const discordInputs = (file: string): ExtractionInput[] => {
           rootId: m.reference!.messageId,
         }
       : null;
-    return { message, thread };
+    const answers = thread ? null : answeredQuestion(message, before);
+    if (message.threadTs === null && message.text.trim()) before = flowMessage(message);
+    return { message, thread, answers };
   });
 };

@@ -9,7 +9,7 @@ import {
   writeIntentId,
 } from '@atlas/core';
 import type { EventLog, Projector } from '@atlas/eventlog';
-import { type FactExtractor, preprocess, selectFacts, type ThreadContext } from '@atlas/pipeline';
+import { answeredQuestion, type FactExtractor, preprocess, selectFacts, type ThreadContext } from '@atlas/pipeline';
 import type { ChannelTail, ThreadRoot, ThreadRootStore } from '@atlas/stores';
 
 /** A top-level message is the context of the channel's next one when it came at most this long before (ms). */
@@ -269,26 +269,6 @@ const extractFacts = async (
     return out;
   }
 };
-
-/** How long after a question a message of another author in the channel's flow is taken as its answer. */
-export const ANSWER_WINDOW_MS = 15 * 60 * 1000;
-/** A question mark that ends a sentence (not one inside a URL's query string). */
-const ASKS = /\?+(?=[\s"'”’)\]]|$)/;
-
-/**
- * The question `m` answers (ExtractionInput.answers): `before`, the channel-flow message just before it, when it is
- * another author's, asks something and came at most ANSWER_WINDOW_MS earlier; else null. Pure. A channel without
- * threads (LoCoMo, many community channels) answers in the next message: "They were awestruck and humbled." says
- * what it says only after "How did they react when they saw it?".
- */
-export const answeredQuestion = (m: MessageIngested, before: ChannelTail | undefined): ThreadContext | null =>
-  inChannelFlow(m) &&
-  before !== undefined &&
-  before.authorName !== m.author.name &&
-  ASKS.test(before.text) &&
-  Date.parse(m.timestamp) - Date.parse(before.messageTs) <= ANSWER_WINDOW_MS
-    ? { rootText: before.text, rootAuthorName: before.authorName, rootId: before.messageId }
-    : null;
 
 /** The flow message a message continues: the latest of `flow` (oldest first) at or before it, not itself. Pure. */
 const flowBefore = (flow: readonly ChannelTail[] | undefined, m: MessageIngested): ChannelTail | undefined => {

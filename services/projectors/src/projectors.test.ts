@@ -5,7 +5,7 @@ import { delivered, openProjectorHarness } from '@atlas/runtime/testing';
 import { channelEvent, factOf, factSet, freshChannelId, messageEvent, waitFor } from '@atlas/stores/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentsProjector } from './documents.js';
-import { answeredQuestion, factsProjector } from './facts.js';
+import { factsProjector } from './facts.js';
 import { keywordProjector } from './keyword.js';
 
 type Harness = Awaited<ReturnType<typeof openProjectorHarness>>;
@@ -142,24 +142,6 @@ describe('projectors', () => {
     });
     expect(seen.get(ownAnswer.platformMessageId)).toBeNull(); // bob's own question before it
     expect(seen.get(late.platformMessageId)).toBeNull(); // 16 minutes after bob's question
-  });
-
-  it('facts: answeredQuestion takes a question, not a link with a query string or a statement', () => {
-    const ch = freshChannelId();
-    const m = messageEvent(ch, 1_700_000_060, 'Yes, that works.', { author: { id: 'U2', name: 'bob', isBot: false } });
-    const tail = (text: string, sec = 1_700_000_000) => ({
-      channelId: ch,
-      messageId: `${sec}.000100`,
-      messageTs: new Date(sec * 1000).toISOString(),
-      text,
-      authorName: 'alice',
-    });
-    expect(answeredQuestion(m, tail('does `lein run` pick it up?'))?.rootAuthorName).toBe('alice');
-    expect(answeredQuestion(m, tail('Does it? (asking for a friend)'))?.rootAuthorName).toBe('alice');
-    expect(answeredQuestion(m, tail('see https://example.com/search?q=atlas for it'))).toBeNull();
-    expect(answeredQuestion(m, tail('We shipped it.'))).toBeNull();
-    expect(answeredQuestion(m, undefined)).toBeNull();
-    expect(answeredQuestion({ ...m, threadTs: '1700000000.000100' }, tail('Does it work?'))).toBeNull();
   });
 
   it('facts: a deleted thread root is forgotten, so its text is no later reply’s context', async () => {

@@ -67,8 +67,10 @@ describe('OfflineFactExtractor: fact types on real messages', () => {
     const input = real('beginners', '1518072434.000178');
     const [fact] = await kept(input);
     expect(fact!.factType).toBe('opinion');
+    // It answers raheel's question just before it in the channel, which it carries (it is short).
+    expect(input.answers?.rootAuthorName).toBe('raheel');
     expect(fact!.memoryText).toBe(
-      `${input.message.author.name} would recommend either clojure.test or expectations.clojure.test.`,
+      `${input.message.author.name} would recommend either clojure.test or expectations.clojure.test (in reply to raheel: "1 question is: how guilty should i feel that I am writing less tests with the REPL based…")`,
     );
     expect(fact!.topicTags).toEqual(expect.arrayContaining(['clojure.test', 'expectations.clojure.test']));
     expect(fact!.qualityScore).toBeGreaterThanOrEqual(0.5);
