@@ -44,7 +44,7 @@ const TYPE_CAP: Record<FactType, number> = {
 
 /**
  * Added to a sentence of a message that answers a question asked just before it (ScoreInput.answers). Measured on
- * LoCoMo (bench:retrieval) and the real exports: see docs/benchmarks.md#bench-retrieval.
+ * LoCoMo (bench:retrieval) and the real exports: see docs/benchmarks.md#benchretrieval.
  */
 export const ANSWER_BONUS = 0.2;
 
