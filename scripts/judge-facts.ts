@@ -23,11 +23,10 @@ import {
   decisionParts,
   type FlowMessage,
   OfflineFactExtractor,
-  preprocess,
   selectFacts,
 } from '../packages/pipeline/src/index.js';
 import { loadLocomo } from '../packages/pipeline/src/locomo.js';
-import { CLOJURIANS, DATA_DIR, OLAKE, SlackExport } from '../packages/pipeline/src/test-support.js';
+import { CLOJURIANS, DATA_DIR, flowMessage, OLAKE, SlackExport } from '../packages/pipeline/src/test-support.js';
 
 const { values } = parseArgs({
   options: {
@@ -134,13 +133,7 @@ for (const message of locomo.messages) {
   // As the facts projector reads a channel without threads: each turn may answer the question of the turn before.
   const answers = before?.channelId === message.channelId ? answeredQuestion(message, before) : null;
   const facts = kept({ message, thread: null, answers });
-  before = {
-    channelId: message.channelId,
-    messageId: message.platformMessageId,
-    messageTs: message.timestamp,
-    text: preprocess(message).text.slice(0, 400),
-    authorName: message.author.name,
-  };
+  before = { channelId: message.channelId, ...flowMessage(message) };
   if (facts.length > 0) locomoWith++;
   const key = `${message.channelId}/${message.platformMessageId}`;
   if (!evidence.has(key)) continue;

@@ -147,7 +147,7 @@ interface DceMessage {
 const displayName = (p: { name: string; nickname?: string }): string => p.nickname?.split(' | ')[0]?.trim() || p.name;
 
 /** A message as the facts projector keeps it in the channel flow (preprocessed text, at most 400 characters). */
-const flowMessage = (m: MessageIngested): FlowMessage => ({
+export const flowMessage = (m: MessageIngested): FlowMessage => ({
   messageId: m.platformMessageId,
   messageTs: m.timestamp,
   text: preprocess(m).text.slice(0, 400),

@@ -217,12 +217,13 @@ const extractFacts = async (
       const thread: ThreadContext | null = root
         ? { rootText: root.text, rootAuthorName: root.authorName, rootId: root.rootId }
         : null;
-      const answers = thread ? null : answeredQuestion(m, flowBefore(flows.get(m.channelId), m));
+      const before = flowBefore(flows.get(m.channelId), m);
+      const answers = thread ? null : answeredQuestion(m, before);
       const facts = disabled.has(m.channelId)
         ? []
         : selectFacts(await deps.extractor.extract({ message: m, thread, answers }), deps.qualityThreshold);
       const text = preprocess(m).text;
-      const context = facts.length > 0 ? conversationContext(m, root, flowBefore(flows.get(m.channelId), m)) : '';
+      const context = facts.length > 0 ? conversationContext(m, root, before) : '';
       out.push(
         factSet({
           messageId: m.messageId,

@@ -1,40 +1,22 @@
+import path from 'node:path';
 import type { MessageIngested } from '@atlas/core';
 import { describe, expect, it } from 'vitest';
+import { loadLocomo } from '../locomo.js';
 import { ANSWER_WINDOW_MS, answeredQuestion } from './answers.js';
 
-/** A top-level platform_a message at epoch second `sec` in channel `channelId`. */
-const messageEvent = (
-  channelId: string,
-  sec: number,
-  text: string,
-  extra: Partial<MessageIngested> = {},
-): MessageIngested => ({
-  messageId: `m-${sec}`,
-  platform: 'platform_a',
-  workspaceId: 'T1',
-  channelId,
-  channelName: 'general',
-  platformMessageId: `${sec}.000100`,
+const set = loadLocomo(path.resolve(import.meta.dirname, '../../../../../shared/data/locomo/locomo-dev.json'));
+/** A real top-level LoCoMo turn with `text`, re-dated to epoch second `sec` (`extra` overrides the rest). */
+const turnAt = (sec: number, text: string, extra: Partial<MessageIngested> = {}) => ({
+  ...set.messages[0]!,
   text,
-  author: { id: 'U1', name: 'alice', isBot: false },
   timestamp: new Date(sec * 1000).toISOString(),
-  threadTs: null,
-  replyToId: null,
-  subtype: null,
-  reactions: [],
-  attachments: [],
-  mentions: [],
-  editedAt: null,
-  permalink: `https://acme.slack.com/archives/${channelId}/p${sec}000100`,
-  contentHash: '',
-  source: 'import',
   ...extra,
 });
 
 describe('answeredQuestion', () => {
   it('takes a question, not a link with a query string or a statement', () => {
     const ch = 'C1';
-    const m = messageEvent(ch, 1_700_000_060, 'Yes, that works.', { author: { id: 'U2', name: 'bob', isBot: false } });
+    const m = turnAt(1_700_000_060, 'Yes, that works.', { author: { id: 'U2', name: 'bob', isBot: false } });
     const tail = (text: string, sec = 1_700_000_000) => ({
       channelId: ch,
       messageId: `${sec}.000100`,
@@ -52,7 +34,7 @@ describe('answeredQuestion', () => {
   });
 
   it("takes only another author's question of at most ANSWER_WINDOW_MS before", () => {
-    const m = messageEvent('C1', 1_700_000_000 + ANSWER_WINDOW_MS / 1000, 'Yes.', {
+    const m = turnAt(1_700_000_000 + ANSWER_WINDOW_MS / 1000, 'Yes.', {
       author: { id: 'U2', name: 'bob', isBot: false },
     });
     const asked = (sec: number, authorName = 'alice') => ({
