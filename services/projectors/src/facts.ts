@@ -276,10 +276,17 @@ const flowBefore = (flow: readonly ChannelTail[] | undefined, m: MessageIngested
   const at = Date.parse(m.timestamp);
   for (let i = (flow?.length ?? 0) - 1; i >= 0; i--) {
     const t = flow![i]!;
-    if (t.messageId !== m.platformMessageId && Date.parse(t.messageTs) <= at) return t;
+    const ts = Date.parse(t.messageTs);
+    // Two messages of one millisecond: the one with the lower platform id came first (Slack ts, Discord snowflake of
+    // one length), so a redelivered message never takes as its predecessor a later one already stored.
+    if (t.messageId !== m.platformMessageId && (ts < at || (ts === at && idBefore(t.messageId, m.platformMessageId))))
+      return t;
   }
   return undefined;
 };
+
+/** Whether platform id `a` came before `b`: the shorter first, else the lexically smaller (Slack ts, snowflakes). */
+const idBefore = (a: string, b: string): boolean => a.length < b.length || (a.length === b.length && a < b);
 
 /** `flow` (oldest first) with `entry` in its place by time, replacing an entry of the same message. Pure. */
 const withFlow = (flow: readonly ChannelTail[], entry: ChannelTail): ChannelTail[] => {
