@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PLATFORM_A_SYSTEM_SUBTYPES } from '@atlas/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './free-port.test-support.js';
+import { stopChild } from './stop-child.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATA = path.resolve(ROOT, '../shared/data');
@@ -44,8 +45,8 @@ describe('atlas CLI end to end (real exports)', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'atlas-e2e-'));
   let port = 0; // a free one, drawn before the imports
   let server: ChildProcess | undefined;
-  afterAll(() => {
-    server?.kill('SIGTERM');
+  afterAll(async () => {
+    await stopChild(server);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './free-port.test-support.js';
+import { stopChild } from './stop-child.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OLAKE = path.resolve(ROOT, '../shared/data/slack-olake/export');
@@ -18,7 +19,7 @@ describe.runIf(Boolean(url))('atlas import beside atlas start, both on PostgreSQ
   let server: ChildProcess | undefined;
 
   afterAll(async () => {
-    server?.kill('SIGTERM');
+    await stopChild(server);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
     await c.query(`drop schema if exists "${schema}" cascade`);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './free-port.test-support.js';
+import { stopChild } from './stop-child.test-support.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATA = path.resolve(ROOT, '../shared/data');
@@ -29,8 +30,8 @@ describe('atlas start on a backlog', () => {
   let port = 0; // a free one, drawn before the imports
   const base = () => `http://127.0.0.1:${port}`;
   let server: ChildProcess | undefined;
-  afterAll(() => {
-    server?.kill('SIGTERM');
+  afterAll(async () => {
+    await stopChild(server);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { freePort } from '../free-port.test-support.js';
+import { stopChild } from '../stop-child.test-support.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const DATA = path.resolve(ROOT, '../shared/data');
@@ -114,11 +115,7 @@ export const startWebAtlas = async (
     dataDir,
     webDir,
     async close() {
-      if (server.exitCode === null) {
-        const exited = new Promise((r) => server.once('exit', r));
-        server.kill('SIGTERM');
-        await exited;
-      }
+      await stopChild(server);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
