@@ -138,6 +138,7 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
 
     const edited = [...before.keys()][1]!;
     const deleted = [...before.keys()][2]!;
+    const beforeEdit = new Date(Date.now() - 2000).toISOString();
     emu.editMessage(CONTRIBUTING, edited, 'Edited: use the new flag instead.');
     emu.deleteMessage(CONTRIBUTING, deleted);
     const force = await h.call('POST', '/api/sync', { channel_id: CONTRIBUTING, force: true });
@@ -147,6 +148,19 @@ describe('sync jobs over the Slack emulator (olake export)', () => {
     expect(synced.get(edited)).toBe('Edited: use the new flag instead.');
     expect(synced.has(deleted)).toBe(false);
     expect(synced.size).toBe(after.size - 1);
+    // As of a time before the edit, the messages route shows the text the message had then. (The export has it
+    // already edited 31 s after it was written: as of its own time, the text before that edit was never seen, and the
+    // earliest text known is shown.)
+    const shown = async (asOf?: string) => {
+      const q = `?limit=200${asOf ? `&as_of=${encodeURIComponent(asOf)}` : ''}`;
+      const page = await h.call('GET', `/api/channels/${CONTRIBUTING}/messages${q}`);
+      expect(page.status).toBe(200);
+      return page.body.messages as { id: string; text: string; timestamp: string }[];
+    };
+    const now = (await shown()).find((m) => m.id === edited)!;
+    expect(now.text).toBe('Edited: use the new flag instead.');
+    expect((await shown(beforeEdit)).find((m) => m.id === edited)?.text).toBe(before.get(edited));
+    expect((await shown(now.timestamp)).find((m) => m.id === edited)?.text).toBe(before.get(edited));
     const entry = (await h.call('GET', `/api/sync/history?channel_id=${CONTRIBUTING}&limit=1`)).body.history[0];
     expect(entry.messages_synced).toBe(2); // one changed, one deleted
   }, 60_000);

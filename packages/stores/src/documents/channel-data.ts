@@ -4,7 +4,8 @@ import type { ChannelDataPart, ExpiredMessage } from './port.js';
 import type { DocumentTables } from './tables.js';
 
 /**
- * Deletes one part of a channel's data (DocumentStore.deleteChannelData): `messages` (the message rows), `facts`
+ * Deletes one part of a channel's data (DocumentStore.deleteChannelData): `messages` (the message rows and the
+ * texts of their edits), `facts`
  * (its memories) or `graph` (its memories' entity links, the supersessions its messages stated and their
  * resolutions). Returns the rows
  * deleted of that part (links and supersessions counted together).
@@ -15,6 +16,7 @@ export const deleteChannelPart = async (
   part: ChannelDataPart,
 ): Promise<number> => {
   if (part === 'messages') {
+    await db.deleteFrom('message_versions').where('channel_id', '=', channelId).execute();
     const r = await db.deleteFrom('messages').where('channel_id', '=', channelId).executeTakeFirst();
     return Number(r.numDeletedRows);
   }

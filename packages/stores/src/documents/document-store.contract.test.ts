@@ -95,6 +95,44 @@ for (const { name, open } of testDatabases()) {
       expect(atM2.messages.map((m) => m.text)).toEqual(['m2', 'm1', 'm0']);
     });
 
+    it('as of a date, a message edited since shows the text it had then; deleted, none of its texts remain', async () => {
+      const ch = freshChannelId();
+      const at = (sec: number) => new Date(sec * 1000).toISOString();
+      const original = messageEvent(ch, 1_600_000_000, 'we ship on Friday');
+      const edit = (text: string, sec: number) => ({ ...original, text, editedAt: at(sec), contentHash: text });
+      await store.upsertChannel(channelEvent(ch), new Date());
+      await store.upsertMessages([original]);
+      await store.upsertMessages([edit('we ship on Monday', 1_600_000_100)]);
+      // Two edits in one batch (a sync that met both): each text from its own edit time.
+      await store.upsertMessages([
+        edit('we ship on Tuesday', 1_600_000_200),
+        edit('we ship on Wednesday', 1_600_000_300),
+      ]);
+      await store.upsertMessages([edit('we ship on Wednesday', 1_600_000_300)]); // replayed: the same versions
+      const textAt = async (asOf?: string) => (await store.listMessages(ch, { limit: 5, asOf })).messages[0]?.text;
+      expect(await textAt()).toBe('we ship on Wednesday');
+      expect(await textAt(at(1_600_000_000))).toBe('we ship on Friday');
+      expect(await textAt(at(1_600_000_099))).toBe('we ship on Friday');
+      expect(await textAt(at(1_600_000_100))).toBe('we ship on Monday'); // inclusive, as the messages' time
+      expect(await textAt(at(1_600_000_250))).toBe('we ship on Tuesday');
+      expect(await textAt(at(1_600_000_300))).toBe('we ship on Wednesday');
+      // A message first seen edited: its text before the edit was never seen, so as of then it shows the one known.
+      const late = { ...messageEvent(ch, 1_600_000_010, 'fixed typo'), editedAt: at(1_600_000_400) };
+      await store.upsertMessages([late]);
+      expect((await store.listMessages(ch, { limit: 5, asOf: at(1_600_000_020) })).messages.map((m) => m.text)).toEqual(
+        ['fixed typo', 'we ship on Friday'],
+      );
+      await store.markMessageDeleted(ch, original.platformMessageId, at(1_600_000_500));
+      expect((await store.listMessages(ch, { limit: 5, asOf: at(1_600_000_050) })).messages.map((m) => m.text)).toEqual(
+        ['fixed typo'],
+      );
+      // Brought back by a later event: only what that event says, none of the texts it had before its deletion.
+      await store.upsertMessages([edit('we ship next week', 1_600_000_600)]);
+      expect(await store.listMessages(ch, { limit: 5, asOf: at(1_600_000_050) })).toMatchObject({
+        messages: [{ text: 'fixed typo' }, { text: 'we ship next week' }],
+      });
+    });
+
     it('replaces a message fact set: new facts upserted, missing ones removed, empty set retracts', async () => {
       const ch = freshChannelId();
       const m = messageEvent(ch, 1_600_000_000, 'we decided to use Kafka');

@@ -18,6 +18,7 @@ import {
   resolutionsOf,
   writeResolutions,
 } from './contradictions.js';
+import { deleteMessageVersions, textsAsOf, writeMessageVersions } from './message-versions.js';
 import type {
   AsOfRead,
   ChannelDataPart,
@@ -56,7 +57,7 @@ export class KyselyDocumentStore implements DocumentStore {
 
   async truncate(): Promise<void> {
     // Raw: the builder has no truncate.
-    await sql`truncate table memories, messages, channels, memory_entities, fact_supersessions,
+    await sql`truncate table memories, messages, message_versions, channels, memory_entities, fact_supersessions,
       contradiction_resolutions, digest_posts`.execute(this.db);
   }
 
@@ -107,6 +108,8 @@ export class KyselyDocumentStore implements DocumentStore {
       permalink: m.permalink,
       content_hash: m.contentHash,
     }));
+    // The texts an edited message had, before the upsert overwrites its text (as of a date shows the text of then).
+    await writeMessageVersions(this.db, rows);
     // The last event of a message wins inside one batch too.
     const latest = [...new Map(rows.map((r) => [`${r.channel_id}\u0000${r.id}`, r])).values()];
     for (let i = 0; i < latest.length; i += CHUNK) {
@@ -142,6 +145,7 @@ export class KyselyDocumentStore implements DocumentStore {
       .where('channel_id', '=', channelId)
       .where('id', '=', platformMessageId)
       .execute();
+    await deleteMessageVersions(this.db, channelId, platformMessageId);
   }
 
   replaceFacts(sets: readonly FactsExtracted[]): Promise<void> {
@@ -444,7 +448,10 @@ export class KyselyDocumentStore implements DocumentStore {
     const page = rows.slice(0, q.limit);
     const hasMore = rows.length > q.limit;
     const cursor = hasMore ? (page[page.length - 1]?.cursor ?? null) : null;
-    return { messages: (forward ? page.reverse() : page).map(toMessageView), has_more: hasMore, next_cursor: cursor };
+    // As of a date, a message edited since shows the text it had then.
+    const then = q.asOf ? await textsAsOf(this.db, channelId, page, q.asOf) : new Map<string, string>();
+    const shown = page.map((r) => (then.has(r.id) ? { ...r, text: then.get(r.id)! } : r));
+    return { messages: (forward ? shown.reverse() : shown).map(toMessageView), has_more: hasMore, next_cursor: cursor };
   }
 
   async getMessages(channelId: string, ids: readonly string[]): Promise<MessageView[]> {

@@ -92,4 +92,12 @@ export const migrateDocuments = (db: MigrationDb) =>
           posted_at timestamptz not null)`.execute(db);
       },
     },
+    '0006_message_versions': {
+      // The texts an edited message had, each from the time it was written (the message's time, then each edit's):
+      // the channel messages as of a date show the text of then (docs/routes.md "As of a date").
+      async up(db: MigrationDb) {
+        await sql`create table if not exists message_versions (channel_id text not null, id text not null,
+          valid_from timestamptz not null, text text not null, primary key (channel_id, id, valid_from))`.execute(db);
+      },
+    },
   });

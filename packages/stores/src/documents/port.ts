@@ -159,12 +159,16 @@ export interface DocumentStore {
   /** Deletes every channel, message and memory (before a replay rebuilds them). */
   truncate(): Promise<void>;
   upsertChannel(channel: ChannelDiscovered, syncedAt: Date): Promise<void>;
-  /** Upserts messages (by channel id and platform message id); the stored row always reflects the latest event. */
+  /**
+   * Upserts messages (by channel id and platform message id); the stored row always reflects the latest event. The
+   * texts an edited message had (an event with `editedAt`) are kept, each from the time it was written, for
+   * listMessages as of a date.
+   */
   upsertMessages(messages: readonly MessageIngested[]): Promise<void>;
   /**
    * Hides a message (MessageDeleted): listMessages and getMessages leave it out and it no longer counts; its text,
-   * reactions and attachments are cleared (the row keeps ids, author, time and content hash). A later MessageIngested
-   * of the same message brings it back.
+   * reactions and attachments are cleared, and the texts of its edits removed (the row keeps ids, author, time and
+   * content hash). A later MessageIngested of the same message brings it back.
    */
   markMessageDeleted(channelId: string, platformMessageId: string, deletedAt: string): Promise<void>;
   /** Replaces the fact set of each message: facts not in the new set are deleted, the rest upserted. */
@@ -245,7 +249,8 @@ export interface DocumentStore {
   /**
    * Newest first; `before`/`after` are timestamps (ISO 8601, or platform_a style epoch seconds), exclusive; `asOf`
    * (ISO 8601 UTC, inclusive at millisecond precision, as timestamps are shown; issue 27 point 2) keeps only the
-   * messages written at or before it.
+   * messages written at or before it, each in the text it had then when it was edited since and that text was seen
+   * (its earlier versions, upsertMessages); a message deleted since is left out (its text is gone).
    */
   listMessages(
     channelId: string,

@@ -119,4 +119,15 @@ export type DocumentTables = {
     citations: number;
     posted_at: Timestamp;
   };
+  /**
+   * Migration 0006: the texts of edited messages, one row per version from its `valid_from` (the message's time for
+   * the text before the first edit, else the edit's time). Messages never edited have none; a deleted message's are
+   * removed with its text.
+   */
+  message_versions: {
+    channel_id: string;
+    id: string;
+    valid_from: Timestamp;
+    text: string;
+  };
 };

@@ -270,7 +270,7 @@ export const MessagesTab = ({ channelId }: { channelId: string }) => {
         <AsOfNotice
           asOf={asOf}
           what="messages"
-          detail="those written by then, in their current text."
+          detail="those written by then, each in the text it had then (as far as Atlas saw it)."
           testId="messages-as-of"
           onBack={() => setAsOf(null)}
         />
