@@ -177,6 +177,26 @@ describe('OfflineFactExtractor: invariants over whole real corpora', () => {
         }
       });
 
+      it('never tags the noun of an idiom the fact only uses as one ("of course" is not about a course)', () => {
+        const idioms = ['of course', 'in fact', 'at least', 'by default', 'for example'];
+        let seen = 0;
+        for (const f of runs.flatMap((r) => r.facts))
+          for (const idiom of idioms) {
+            const noun = idiom.split(' ')[1]!;
+            const text = f.memoryText.toLowerCase();
+            if (!text.includes(idiom) || text.replaceAll(idiom, '').includes(noun)) continue;
+            seen++;
+            expect(f.topicTags, f.memoryText).not.toContain(noun);
+          }
+        if (name === 'clojurians') expect(seen).toBeGreaterThan(20); // the test reads real uses
+      });
+
+      it('never tags an adjective or adverb the lexicon lacks ("pretty sure", "it is possible")', () => {
+        const words = ['pretty', 'possible', 'different', 'similar', 'current'];
+        for (const f of runs.flatMap((r) => r.facts))
+          for (const w of words) expect(f.topicTags, f.memoryText).not.toContain(w);
+      });
+
       it('is deterministic: the same input gives the same facts and ids', () => {
         for (const { input, facts } of runs.slice(0, 400)) expect(extractor.extractSync(input)).toEqual(facts);
       });

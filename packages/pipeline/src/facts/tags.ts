@@ -153,7 +153,26 @@ const topicWord = (w: string): boolean => {
   );
 };
 
-/** Runs of one or two noun-like words (not stop words, not generic), longest first, e.g. `exit promise`. */
+/**
+ * Idioms whose noun is no subject (`of course`, `in fact`, `by default`): a preposition or `no` and a noun, lower-cased.
+ * Their noun never starts a topic tag ("It works, of course" is not about a course).
+ */
+const IDIOMS = new Set(
+  `of_course in_fact at_least at_most at_best at_worst at_first at_last at_all in_general in_particular in_short
+  in_total in_practice in_theory in_advance in_addition in_turn in_detail in_person in_time on_time on_purpose
+  on_average by_default by_hand by_accident by_chance by_design for_example for_instance for_sure for_now for_real
+  for_good in_case in_effect in_mind on_track at_hand of_sorts no_doubt no_idea no_worries no_problem`
+    .split(/\s+/)
+    .map((p) => p.replace('_', ' ')),
+);
+
+/**
+ * Common words compromise's lexicon does not hold (so they pass for jargon nouns) that are adjectives, adverbs or verbs
+ * in chat: "pretty sure", "it's possible", "a different way", "depending on". Never a topic tag.
+ */
+const NOT_NOUNS = new Set('pretty possible different similar current crazy anywhere depending thats first'.split(' '));
+
+/** Runs of one or two noun-like words (not stop words, not generic, not an idiom's), longest first, e.g. `exit promise`. */
 const nounPhrases = (tokens: readonly Token[]): string[] => {
   const out: string[] = [];
   let run: string[] = [];
@@ -171,7 +190,9 @@ const nounPhrases = (tokens: readonly Token[]): string[] => {
       !/(ly|ed|able)$/.test(t.lower) &&
       isNounish(t.lower) &&
       !GENERIC_NOUNS.has(t.lower) &&
-      !CHITCHAT.has(t.lower);
+      !CHITCHAT.has(t.lower) &&
+      !NOT_NOUNS.has(t.lower) &&
+      !IDIOMS.has(`${tokens[i - 1]?.lower ?? ''} ${t.lower}`);
     if (ok) run.push(t.lower);
     else flush();
   }
