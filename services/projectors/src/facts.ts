@@ -271,29 +271,33 @@ const extractFacts = async (
   }
 };
 
-/** The flow message a message continues: the latest of `flow` (oldest first) at or before it, not itself. Pure. */
+/**
+ * Whether flow message `a` came before a message at `ts` with platform id `id`: by time, and two messages of one
+ * millisecond (Slack ts keep microseconds, timestamps milliseconds) by platform id, the shorter first, else the
+ * lexically smaller (Slack ts, Discord snowflakes). The one order of a channel's flow: a redelivered message finds the
+ * same predecessor as its first delivery did, whatever later message of that millisecond is stored meanwhile.
+ */
+const comesBefore = (a: Pick<ChannelTail, 'messageTs' | 'messageId'>, ts: string, id: string): boolean => {
+  const d = Date.parse(a.messageTs) - Date.parse(ts);
+  return (
+    d < 0 || (d === 0 && (a.messageId.length < id.length || (a.messageId.length === id.length && a.messageId < id)))
+  );
+};
+
+/** The flow message a message continues: the latest of `flow` (oldest first) before it (comesBefore). Pure. */
 const flowBefore = (flow: readonly ChannelTail[] | undefined, m: MessageIngested): ChannelTail | undefined => {
-  const at = Date.parse(m.timestamp);
   for (let i = (flow?.length ?? 0) - 1; i >= 0; i--) {
     const t = flow![i]!;
-    const ts = Date.parse(t.messageTs);
-    // Two messages of one millisecond: the one with the lower platform id came first (Slack ts, Discord snowflake of
-    // one length), so a redelivered message never takes as its predecessor a later one already stored.
-    if (t.messageId !== m.platformMessageId && (ts < at || (ts === at && idBefore(t.messageId, m.platformMessageId))))
-      return t;
+    if (comesBefore(t, m.timestamp, m.platformMessageId)) return t;
   }
   return undefined;
 };
 
-/** Whether platform id `a` came before `b`: the shorter first, else the lexically smaller (Slack ts, snowflakes). */
-const idBefore = (a: string, b: string): boolean => a.length < b.length || (a.length === b.length && a < b);
-
-/** `flow` (oldest first) with `entry` in its place by time, replacing an entry of the same message. Pure. */
+/** `flow` (oldest first) with `entry` in its place (comesBefore), replacing an entry of the same message. Pure. */
 const withFlow = (flow: readonly ChannelTail[], entry: ChannelTail): ChannelTail[] => {
   const rest = withoutFlow(flow, entry.messageId);
-  const at = Date.parse(entry.messageTs);
   let i = rest.length;
-  while (i > 0 && Date.parse(rest[i - 1]!.messageTs) > at) i--;
+  while (i > 0 && !comesBefore(rest[i - 1]!, entry.messageTs, entry.messageId)) i--;
   return [...rest.slice(0, i), entry, ...rest.slice(i)];
 };
 
