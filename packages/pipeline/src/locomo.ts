@@ -13,6 +13,12 @@ export interface LocomoQuestion {
   question: string;
   category: number;
   evidence: string[];
+  /**
+   * The evidence a third-party audit of LoCoMo's gold labels gives instead (`locomo-audit-errors.json`'s
+   * `correct_evidence`, data/locomo/SOURCE.md), when loadLocomo was given the audit and it corrects this question's
+   * evidence; absent otherwise. A second opinion (an LLM's, reviewed by people), scored beside the original.
+   */
+  auditedEvidence?: string[];
 }
 
 export interface LocomoSet {
@@ -37,12 +43,47 @@ export const parseLocomoTime = (s: string): number => {
   return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
 };
 
+/** Dialogue ids of an evidence list: entries split on `;`, `,` and spaces, kept when they read `D<session>:<turn>`. */
+const dialogueIds = (evidence: readonly string[]): string[] =>
+  evidence.flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+
+/** One entry of the LoCoMo audit (github.com/dial481/locomo-audit `errors.json`); only the fields read here. */
+interface AuditEntry {
+  question: string;
+  category: number;
+  cited_evidence?: string[];
+  correct_evidence?: string[];
+}
+
+/**
+ * The audit's corrected evidence by question: an entry applies to the question with its text, category and cited
+ * evidence (the audit's `question_id` indexes the ten-conversation file, which a subset does not keep, so the entry is
+ * matched by content); an entry that matches no question or more than one, or corrects nothing, is skipped.
+ */
+const applyAudit = (questions: LocomoQuestion[], file: string): void => {
+  const key = (question: string, category: number, evidence: readonly string[]) =>
+    `${category}\u0000${question.trim()}\u0000${[...evidence].sort().join(',')}`;
+  const byKey = new Map<string, LocomoQuestion[]>();
+  for (const q of questions) {
+    const k = key(q.question, q.category, q.evidence);
+    byKey.set(k, [...(byKey.get(k) ?? []), q]);
+  }
+  for (const e of JSON.parse(readFileSync(file, 'utf8')) as AuditEntry[]) {
+    const matches = byKey.get(key(e.question, e.category, dialogueIds(e.cited_evidence ?? [])));
+    const corrected = dialogueIds(e.correct_evidence ?? []);
+    if (matches?.length !== 1 || corrected.length === 0) continue;
+    const q = matches[0]!;
+    if ([...corrected].sort().join(',') !== [...q.evidence].sort().join(',')) q.auditedEvidence = corrected;
+  }
+};
+
 /**
  * LoCoMo as channels (data/README.md): one channel per conversation, one message per turn, the
  * message time from `session_N_date_time` plus the turn index (seconds), author = speaker, image
- * captions appended to the text. Questions of categories 1 to 4 (5 is adversarial) are kept.
+ * captions appended to the text. Questions of categories 1 to 4 (5 is adversarial) are kept. `opts.audit`: the path of
+ * the audit's `locomo-audit-errors.json`, whose corrected evidence is then set as `auditedEvidence` (applyAudit).
  */
-export const loadLocomo = (file: string): LocomoSet => {
+export const loadLocomo = (file: string, opts: { audit?: string } = {}): LocomoSet => {
   const data = JSON.parse(readFileSync(file, 'utf8')) as {
     sample_id: string;
     conversation: Record<string, unknown>;
@@ -95,7 +136,7 @@ export const loadLocomo = (file: string): LocomoSet => {
     }
     for (const q of conv.qa) {
       if (q.category < 1 || q.category > 4) continue;
-      const evidence = q.evidence.flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+      const evidence = dialogueIds(q.evidence);
       if (evidence.length === 0) continue;
       out.questions.push({
         conversation: conv.sample_id,
@@ -106,5 +147,6 @@ export const loadLocomo = (file: string): LocomoSet => {
       });
     }
   }
+  if (opts.audit) applyAudit(out.questions, opts.audit);
   return out;
 };
