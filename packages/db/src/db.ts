@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite/vector';
 import { type Dialect, Kysely, PostgresDialect, sql } from 'kysely';
@@ -55,8 +56,10 @@ export interface OpenDatabaseOptions {
 }
 
 /**
- * Opens the document store database: PGlite 0.4 (with pgvector and pg_trgm) by default, or a
- * PostgreSQL server through `pg` when a URL is given. The same Kysely queries run on both
+ * Opens the document store database: PGlite 0.4 (with pgvector, pg_trgm and btree_gin) by default, or a
+ * PostgreSQL server through `pg` when a URL is given. pg_trgm and btree_gin are created in schema public when the
+ * server offers them (PostgreSQL's contrib; the keyword index uses btree_gin for its channel-scoped term index and does
+ * without it, slower, where it is missing). The same Kysely queries run on both
  * (ARCHITECTURE.md: "same queries, same migrations").
  */
 export const openDatabase = async (opts: OpenDatabaseOptions): Promise<DatabaseHandle> => {
@@ -78,13 +81,15 @@ export const openDatabase = async (opts: OpenDatabaseOptions): Promise<DatabaseH
     const wrap = opts.wrapDialect ?? ((d: Dialect) => d);
     const db = new Kysely<unknown>({ dialect: wrap(new PostgresDialect({ pool })) });
     await sql`create extension if not exists pg_trgm schema public`.execute(db).catch(() => undefined);
+    await sql`create extension if not exists btree_gin schema public`.execute(db).catch(() => undefined);
     return { db, kind: 'postgres', refreshStatistics: async () => [], close: () => db.destroy() };
   }
   const dataDir = opts.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
-  const pglite = await PGlite.create(dataDir, { extensions: { vector, pg_trgm } });
+  const pglite = await PGlite.create(dataDir, { extensions: { vector, pg_trgm, btree_gin } });
   const db = new Kysely<unknown>({ dialect: (opts.wrapDialect ?? ((d: Dialect) => d))(new PGliteDialect(pglite)) });
   await sql`create extension if not exists pg_trgm`.execute(db);
+  await sql`create extension if not exists btree_gin`.execute(db);
   if (opts.schema) {
     await sql
       .raw(`create schema if not exists "${opts.schema}"; set search_path to "${opts.schema}", public`)

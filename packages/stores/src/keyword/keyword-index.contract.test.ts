@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deterministicId } from '@atlas/core';
 import type { DatabaseHandle } from '@atlas/db';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshChannelId } from '../test-fixtures.js';
 import { testDatabases } from '../testing.js';
@@ -281,6 +282,24 @@ for (const db of testDatabases()) {
       expect(budgeted.hits).toHaveLength(2);
       const uncounted = await new PostgresKeywordIndex(h.db, { selectBudget: 3 }).search({ ...q, total: false });
       expect(uncounted.total).toBe(uncounted.hits.length);
+    });
+
+    it('indexes terms by channel (btree_gin), and that index serves a search across channels too', async () => {
+      const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes
+        where tablename = 'keyword_facts' and schemaname = current_schema()`.execute(h.db);
+      const names = rows.map((r) => r.indexname);
+      expect(names).toContain('keyword_facts_channel_tsv');
+      expect(names).not.toContain('keyword_facts_tsv');
+      // A search across channels has no channel to key on: the same index answers its terms alone (the terms-only
+      // index is gone). 200 rows are few enough for a sequential scan: with it off, the plan shows which index answers.
+      const plan = await h.db.transaction().execute(async (trx) => {
+        await sql`analyze keyword_facts`.execute(trx);
+        await sql`set local enable_seqscan = off`.execute(trx);
+        const r = await sql<Record<string, string>>`explain select count(*) from keyword_facts
+          where tsv @@ 'canari | rollback'::tsquery`.execute(trx);
+        return r.rows.map((x) => Object.values(x)[0]).join('\n');
+      });
+      expect(plan).toMatch(/Bitmap Index Scan on keyword_facts_channel_tsv/);
     });
   });
 }
