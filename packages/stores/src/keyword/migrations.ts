@@ -117,7 +117,7 @@ export const migrateKeywordIndex = (db: MigrationDb) =>
     },
     // The term index keyed by channel too (btree_gin), so that a search in one channel reads that channel's postings
     // of its terms instead of every channel's: at 100,000 facts in 24 channels a channel's match count took 12.5 ms
-    // p50 through the terms-only index and the channel index together, 2.0 ms through this one (docs/benchmarks.md
+    // p50 through the terms-only index and the channel index together, 2.1 ms through this one (docs/benchmarks.md
     // "Search latency"). A query without a channel uses it as the terms-only index it replaces. Without btree_gin
     // (a server that lacks PostgreSQL's contrib) the terms-only index stays.
     '0004_channel_terms': {
